@@ -1,0 +1,17 @@
+// Command olmsync makes operators installed through OLM safe to run by GitOps: it renders
+// a Git repository's apps, checks them against the operator placement rules, and syncs
+// them into a cluster through an embedded OLM.
+//
+// This package only wires flags to the packages that do the work; see docs/architecture.md.
+package main
+
+import (
+	"os"
+)
+
+func main() {
+	if err := newRootCommand().Execute(); err != nil {
+		// cobra has already printed the error.
+		os.Exit(exitCode(err))
+	}
+}

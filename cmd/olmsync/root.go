@@ -1,0 +1,42 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes shared by every subcommand, the ones CI tools expect from a linter: 0 when
+// nothing is wrong, 1 for findings, 2 for bad usage or input that could not be read.
+const (
+	exitFindings = 1
+	exitUsage    = 2
+)
+
+// findingsError is returned by a command that ran to completion but found problems
+// (policy violations, drift): the process exits 1 without an extra error line.
+type findingsError struct{ msg string }
+
+func (e *findingsError) Error() string { return e.msg }
+
+func exitCode(err error) int {
+	var f *findingsError
+	if errors.As(err, &f) {
+		return exitFindings
+	}
+	return exitUsage
+}
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "olmsync",
+		Short: "GitOps for operators installed through OLM",
+		Long: `olmsync renders the apps of a GitOps repository with kustomize, checks their OLM objects
+(Subscriptions, OperatorGroups, CatalogSources, CSVs, InstallPlans) against the operator
+placement rules, and syncs them into a cluster through an embedded OLM lifecycle controller.`,
+		SilenceUsage:  true,
+		SilenceErrors: false,
+	}
+	root.AddCommand(newVersionCommand())
+	return root
+}
