@@ -489,10 +489,5 @@ type ClusterServiceVersionList struct {
 	Items []ClusterServiceVersion `json:"items"`
 }
 
-// IsCopied reports whether this CSV is a copy that OLM made in a target namespace.
-func (c *ClusterServiceVersion) IsCopied() bool {
-	return c.Status.Reason == CSVReasonCopied || c.Labels[CopiedLabelKey] != ""
-}
-
 // CopiedLabelKey is the label OLM puts on a copied CSV, naming the namespace of its parent.
 const CopiedLabelKey = "olm.copiedFrom"

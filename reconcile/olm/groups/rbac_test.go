@@ -1,0 +1,297 @@
+package groups_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/olm/groups"
+)
+
+var (
+	clusterRoleTM        = metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}
+	clusterRoleBindingTM = metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"}
+)
+
+func TestGroupClusterRoles(t *testing.T) {
+	group := og("operators", "global-operators", global())
+	owner := map[string]string{
+		"olm.owner": "global-operators", "olm.owner.namespace": "operators",
+		"olm.owner.kind": "OperatorGroup", "olm.managed": "true",
+	}
+	role := func(suffix string) rbacv1.ClusterRole {
+		return rbacv1.ClusterRole{
+			TypeMeta:   clusterRoleTM,
+			ObjectMeta: metav1.ObjectMeta{Name: "global-operators-" + suffix, Labels: owner},
+			AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{
+				MatchLabels: map[string]string{"olm.opgroup.permissions/aggregate-to-" + suffix: "global-operators"},
+			}}},
+		}
+	}
+	want := []rbacv1.ClusterRole{role("admin"), role("edit"), role("view")}
+	if diff := cmp.Diff(want, groups.GroupClusterRoles(&group)); diff != "" {
+		t.Errorf("GroupClusterRoles (-want +got):\n%s", diff)
+	}
+}
+
+func TestProvidedAPIClusterRoles(t *testing.T) {
+	member := csv("operators", "etcdoperator.v0.9.4", etcdCluster,
+		ownsAPIService("packages.operators.coreos.com", "v1", "PackageManifest", "packagemanifests"),
+		supports(all), status(v1alpha1.CSVPhaseSucceeded, v1alpha1.CSVReasonInstallSuccessful))
+	group := og("operators", "global-operators", global())
+	labels := func(suffix string) map[string]string {
+		return map[string]string{
+			"olm.owner": "etcdoperator.v0.9.4", "olm.owner.namespace": "operators",
+			"olm.owner.kind": "ClusterServiceVersion", "olm.managed": "true",
+			"rbac.authorization.k8s.io/aggregate-to-" + suffix: "true",
+			"olm.opgroup.permissions/aggregate-to-" + suffix:   "global-operators",
+		}
+	}
+	role := func(name, suffix string, rule rbacv1.PolicyRule) rbacv1.ClusterRole {
+		return rbacv1.ClusterRole{
+			TypeMeta:   clusterRoleTM,
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels(suffix)},
+			Rules:      []rbacv1.PolicyRule{rule},
+		}
+	}
+	on := func(group, resource string, verbs ...string) rbacv1.PolicyRule {
+		return rbacv1.PolicyRule{Verbs: verbs, APIGroups: []string{group}, Resources: []string{resource}}
+	}
+	const etcdGroup = "etcd.database.coreos.com"
+	const pkgGroup = "packages.operators.coreos.com"
+	want := []rbacv1.ClusterRole{
+		role("EtcdCluster.etcd.database.coreos.com-v1beta2-admin", "admin", on(etcdGroup, "etcdclusters", "*")),
+		role("EtcdCluster.etcd.database.coreos.com-v1beta2-edit", "edit", on(etcdGroup, "etcdclusters", "create", "update", "patch", "delete")),
+		role("EtcdCluster.etcd.database.coreos.com-v1beta2-view", "view", on(etcdGroup, "etcdclusters", "get", "list", "watch")),
+		role("EtcdCluster.etcd.database.coreos.com-v1beta2-view-crdview", "view", rbacv1.PolicyRule{
+			Verbs: []string{"get"}, APIGroups: []string{"apiextensions.k8s.io"},
+			Resources: []string{"customresourcedefinitions"}, ResourceNames: []string{"etcdclusters.etcd.database.coreos.com"},
+		}),
+		role("PackageManifest.packages.operators.coreos.com-v1-admin", "admin", on(pkgGroup, "packagemanifests", "*")),
+		role("PackageManifest.packages.operators.coreos.com-v1-edit", "edit", on(pkgGroup, "packagemanifests", "create", "update", "patch", "delete")),
+		role("PackageManifest.packages.operators.coreos.com-v1-view", "view", on(pkgGroup, "packagemanifests", "get", "list", "watch")),
+	}
+	got, err := groups.ProvidedAPIClusterRoles(member, &group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ProvidedAPIClusterRoles (-want +got):\n%s", diff)
+	}
+}
+
+func TestProvidedAPIClusterRolesOnlyForAllNamespacesMembers(t *testing.T) {
+	succeeded := status(v1alpha1.CSVPhaseSucceeded, v1alpha1.CSVReasonInstallSuccessful)
+	tests := []struct {
+		name  string
+		csv   *v1alpha1.ClusterServiceVersion
+		group string // "global" or "own"
+		want  int
+	}{
+		{"all-namespaces member", csv("ops", "c", etcdCluster, supports(all), succeeded), "global", 4},
+		{"a pending member too (seed: on becoming a member)", csv("ops", "c", etcdCluster, supports(all), status(v1alpha1.CSVPhasePending, v1alpha1.CSVReasonRequirementsUnknown)), "global", 4},
+		{"group not global", csv("ops", "c", etcdCluster, everyMode, succeeded), "own", 0},
+		{"AllNamespaces unsupported", csv("ops", "c", etcdCluster, supports(own), status(v1alpha1.CSVPhaseFailed, v1alpha1.CSVReasonUnsupportedOperatorGroup)), "global", 0},
+		{"failed with InterOperatorGroupOwnerConflict", csv("ops", "c", etcdCluster, supports(all), status(v1alpha1.CSVPhaseFailed, v1alpha1.CSVReasonInterOperatorGroupOwnerConflict)), "global", 0},
+		{"a copy", csv("ops", "c", etcdCluster, supports(all), labels("olm.copiedFrom", "x"), succeeded), "global", 0},
+		{"in another namespace", csv("apps", "c", etcdCluster, supports(all), succeeded), "global", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			group := og("ops", "g", targets("ops"))
+			if tt.group == "global" {
+				group = og("ops", "g", global())
+			}
+			got, err := groups.ProvidedAPIClusterRoles(tt.csv, &group)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != tt.want {
+				t.Errorf("got %d roles, want %d", len(got), tt.want)
+			}
+		})
+	}
+}
+
+func TestLongNamesStayValid(t *testing.T) {
+	longGroup := strings.Repeat("very-long-api-group.", 12) + "example.com" // 251 characters
+	longName := strings.Repeat("g", 100)
+	member := csv("ops", strings.Repeat("c", 80)+".v1", supports(all),
+		ownsCRD("things."+longGroup, "v1", "Thing"), ownsCRD("others."+longGroup, "v1", "Thing2"))
+	group := og("ops", longName, global())
+	roles, err := groups.ProvidedAPIClusterRoles(member, &group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles = append(roles, groups.GroupClusterRoles(&group)...)
+	seen := map[string]bool{}
+	for _, r := range roles {
+		if len(r.Name) > 253 {
+			t.Errorf("name of %d characters: %s", len(r.Name), r.Name)
+		}
+		if seen[r.Name] {
+			t.Errorf("two roles named %s", r.Name)
+		}
+		seen[r.Name] = true
+		for k, v := range r.Labels {
+			if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+				t.Errorf("%s: label %s=%q: %v", r.Name, k, v, errs)
+			}
+		}
+		if r.AggregationRule != nil {
+			for _, sel := range r.AggregationRule.ClusterRoleSelectors {
+				for k, v := range sel.MatchLabels {
+					if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+						t.Errorf("%s: selector %s=%q: %v", r.Name, k, v, errs)
+					}
+				}
+			}
+		}
+	}
+	if !strings.HasSuffix(roles[0].Name, "-admin") || !strings.HasSuffix(roles[3].Name, "-view-crdview") {
+		t.Errorf("shortened names lost their suffix: %s, %s", roles[0].Name, roles[3].Name)
+	}
+	// The group's roles select what its members' roles carry, shortened or not.
+	selected := groups.GroupClusterRoles(&group)[0].AggregationRule.ClusterRoleSelectors[0].MatchLabels
+	for k, v := range selected {
+		if roles[0].Labels[k] != v {
+			t.Errorf("%s selects %s=%q, the per-API admin role carries %q", groups.GroupClusterRoles(&group)[0].Name, k, v, roles[0].Labels[k])
+		}
+	}
+}
+
+func TestLabelValue(t *testing.T) {
+	if got := groups.LabelValue("short.name"); got != "short.name" {
+		t.Errorf("LabelValue(short) = %q", got)
+	}
+	a, b := strings.Repeat("a", 70), strings.Repeat("a", 69)+"b"
+	la, lb := groups.LabelValue(a), groups.LabelValue(b)
+	if la == lb {
+		t.Errorf("two long names share the label value %q", la)
+	}
+	for _, v := range []string{la, lb} {
+		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+			t.Errorf("LabelValue gave invalid %q: %v", v, errs)
+		}
+	}
+}
+
+func TestAdditionalRBACGlobal(t *testing.T) {
+	rules := []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}}}
+	member := csv("operators", "op.v1", supports(all), status(v1alpha1.CSVPhaseSucceeded, v1alpha1.CSVReasonInstallSuccessful),
+		permissions(
+			v1alpha1.StrategyDeploymentPermissions{ServiceAccountName: "op", Rules: rules},
+			v1alpha1.StrategyDeploymentPermissions{ServiceAccountName: "op", Rules: rules},
+		))
+	owner := map[string]string{
+		"olm.owner": "op.v1", "olm.owner.namespace": "operators",
+		"olm.owner.kind": "ClusterServiceVersion", "olm.managed": "true",
+	}
+	lifted := append(append([]rbacv1.PolicyRule{}, rules...),
+		rbacv1.PolicyRule{Verbs: []string{"get", "list", "watch"}, APIGroups: []string{""}, Resources: []string{"namespaces"}})
+	binding := func(name string) rbacv1.ClusterRoleBinding {
+		return rbacv1.ClusterRoleBinding{
+			TypeMeta:   clusterRoleBindingTM,
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: owner},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "op", Namespace: "operators"}},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},
+		}
+	}
+	want := groups.RBAC{
+		ClusterRoles: []rbacv1.ClusterRole{
+			{TypeMeta: clusterRoleTM, ObjectMeta: metav1.ObjectMeta{Name: "op.v1-op", Labels: owner}, Rules: lifted},
+			{TypeMeta: clusterRoleTM, ObjectMeta: metav1.ObjectMeta{Name: "op.v1-op-1", Labels: owner}, Rules: lifted},
+		},
+		ClusterRoleBindings: []rbacv1.ClusterRoleBinding{binding("op.v1-op"), binding("op.v1-op-1")},
+	}
+	for _, spelling := range []string{"", "*"} {
+		group := og("operators", "global-operators", targets(spelling))
+		got := groups.AdditionalRBAC(member, &group, nil, nil)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("targets [%q]: AdditionalRBAC (-want +got):\n%s", spelling, diff)
+		}
+	}
+}
+
+func TestAdditionalRBACCopiesOwnedRoles(t *testing.T) {
+	member := csv("ops", "op.v1", everyMode, status(v1alpha1.CSVPhaseSucceeded, v1alpha1.CSVReasonInstallSuccessful))
+	ownedBy := func(name, ns string, extra ...string) metav1.ObjectMeta {
+		l := map[string]string{"olm.owner": name, "olm.owner.namespace": ns}
+		for i := 0; i+1 < len(extra); i += 2 {
+			l[extra[i]] = extra[i+1]
+		}
+		return metav1.ObjectMeta{Name: "op-role", Namespace: "ops", Labels: l, Annotations: map[string]string{"note": "kept"}}
+	}
+	rule := rbacv1.PolicyRule{Verbs: []string{"*"}, APIGroups: []string{"etcd.database.coreos.com"}, Resources: []string{"etcdclusters"}}
+	roles := []rbacv1.Role{
+		{ObjectMeta: ownedBy("op.v1", "ops", "olm.owner.kind", "ClusterServiceVersion", "app", "etcd"), Rules: []rbacv1.PolicyRule{rule}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "someone-elses", Namespace: "ops", Labels: map[string]string{"olm.owner": "other.v1", "olm.owner.namespace": "ops"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "wrong-kind", Namespace: "ops", Labels: map[string]string{"olm.owner": "op.v1", "olm.owner.namespace": "ops", "olm.owner.kind": "OperatorGroup"}}},
+	}
+	bm := ownedBy("op.v1", "ops")
+	bm.Name = "op-binding"
+	bindings := []rbacv1.RoleBinding{{
+		ObjectMeta: bm,
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "op", Namespace: "ops"}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "op-role"},
+	}}
+	copied := func(ns string, extra ...string) map[string]string {
+		l := map[string]string{
+			"olm.owner": "op.v1", "olm.owner.namespace": ns, "olm.owner.kind": "ClusterServiceVersion",
+			"olm.managed": "true", "olm.copiedFrom": "ops",
+		}
+		for i := 0; i+1 < len(extra); i += 2 {
+			l[extra[i]] = extra[i+1]
+		}
+		return l
+	}
+	role := func(ns string) rbacv1.Role {
+		return rbacv1.Role{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+			ObjectMeta: metav1.ObjectMeta{Name: "op-role", Namespace: ns, Labels: copied(ns, "app", "etcd"), Annotations: map[string]string{"note": "kept"}},
+			Rules:      []rbacv1.PolicyRule{rule},
+		}
+	}
+	binding := func(ns string) rbacv1.RoleBinding {
+		return rbacv1.RoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: "op-binding", Namespace: ns, Labels: copied(ns), Annotations: map[string]string{"note": "kept"}},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "op", Namespace: "ops"}},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "op-role"},
+		}
+	}
+	tests := []struct {
+		name    string
+		targets []string
+		csv     *v1alpha1.ClusterServiceVersion
+		want    groups.RBAC
+	}{
+		{
+			name: "into every target but the operator's namespace", targets: []string{"b", "ops", "a"}, csv: member,
+			want: groups.RBAC{Roles: []rbacv1.Role{role("a"), role("b")}, RoleBindings: []rbacv1.RoleBinding{binding("a"), binding("b")}},
+		},
+		{name: "own namespace only: nothing", targets: []string{"ops"}, csv: member},
+		{
+			name: "a member failed with a conflict: nothing", targets: []string{"a"},
+			csv: csv("ops", "op.v1", everyMode, status(v1alpha1.CSVPhaseFailed, v1alpha1.CSVReasonInterOperatorGroupOwnerConflict)),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			group := og("ops", "g", targets(tt.targets...))
+			got := groups.AdditionalRBAC(tt.csv, &group, roles, bindings)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("AdditionalRBAC (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// The input objects are left alone.
+	if roles[0].Namespace != "ops" || roles[0].Labels["olm.owner.namespace"] != "ops" {
+		t.Error("AdditionalRBAC changed its input")
+	}
+}
