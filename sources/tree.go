@@ -1,0 +1,121 @@
+package sources
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// DefaultMaxFileSize is the size bound on a single file when Limits leaves it
+// unset: far above any manifest, far below what would hurt a reconciler
+// holding several trees in memory.
+const DefaultMaxFileSize int64 = 16 << 20
+
+// Limits bounds what a tree will read.
+type Limits struct {
+	// MaxFileSize is the largest file, in bytes, a tree will read; reading a
+	// larger one fails with a *FileTooLargeError. Zero or less means
+	// DefaultMaxFileSize.
+	MaxFileSize int64
+}
+
+func (l Limits) maxFileSize() int64 {
+	if l.MaxFileSize <= 0 {
+		return DefaultMaxFileSize
+	}
+	return l.MaxFileSize
+}
+
+// Tree is a repository brought to the renderer: a read-only filesystem in
+// which every path the renderer may read lies under Root, and the revision
+// it shows.
+type Tree struct {
+	// FS is confined to Root: `..`, absolute paths and symlinks (file or
+	// directory, chains included) leading outside it fail with a
+	// *PathEscapeError naming the path; a file over the size bound fails with
+	// a *FileTooLargeError; writes fail with ErrReadOnly; ".git" is hidden.
+	// Relative paths are taken from Root. It is safe for concurrent reads.
+	FS filesys.FileSystem
+	// Root is the absolute path in FS of the repository root: the directory
+	// on disk for a working tree, "/repo" for a committed revision.
+	Root string
+	// Revision names what was read, in Flux's style: "main@sha1:<hex>" for a
+	// branch, "v1.2.0@sha1:<hex>" for a tag, "sha1:<hex>" for a bare commit.
+	// A working tree with uncommitted changes adds "+dirty"; a directory
+	// outside git has no revision ("").
+	Revision string
+	// Commit is the commit's hexadecimal hash, "" outside git.
+	Commit string
+	// Dirty is true for a working tree whose files differ from its commit
+	// (tracked changes or untracked files that are not ignored).
+	Dirty bool
+	// Source says where the tree came from, for messages: a directory or a
+	// redacted URL.
+	Source string
+}
+
+// Abs returns the absolute path in FS of a slash-separated path relative to
+// the repository root.
+func (t *Tree) Abs(rel string) string {
+	return filepath.Join(t.Root, filepath.FromSlash(rel))
+}
+
+// Rel returns an absolute path of FS relative to the repository root,
+// slash-separated, as reports show it; it fails for a path outside the root.
+func (t *Tree) Rel(abs string) (string, error) {
+	rel, err := filepath.Rel(t.Root, filepath.Clean(abs))
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", &PathEscapeError{Path: abs}
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// OpenWorkTree reads the directory dir as it is on disk, uncommitted changes
+// included. dir is the root the tree is confined to. When dir is inside a
+// git working tree, the tree's revision is its HEAD, marked dirty when files
+// under dir differ from it.
+func OpenWorkTree(dir string, lim Limits) (*Tree, error) {
+	root, err := realDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tree{
+		FS:     &confinedFS{root: root, b: diskBackend{}, maxFileSize: lim.maxFileSize()},
+		Root:   root,
+		Source: dir,
+	}
+	state, err := workTreeState(root)
+	if err != nil {
+		return nil, fmt.Errorf("read git state of %s: %w", dir, err)
+	}
+	if state != nil {
+		t.Commit, t.Dirty, t.Revision = state.commit, state.dirty, state.revision()
+	}
+	return t, nil
+}
+
+// realDir returns dir absolute with every symlink resolved, and checks that
+// it is a directory.
+func realDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("directory %s: %w", dir, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("directory %s: %w", dir, err)
+	}
+	info, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("directory %s: %w", dir, err)
+	}
+	if !info.IsDir() {
+		return "", &fs.PathError{Op: "open", Path: dir, Err: errors.New("not a directory")}
+	}
+	return real, nil
+}

@@ -1,0 +1,129 @@
+package sources
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// scpLike matches git's `[user@]host:path` form of an ssh URL. The host has
+// no slash and the path does not start with one more colon's worth of port,
+// so `C:\dir` and `./a:b` are not taken for it.
+var scpLike = regexp.MustCompile(`^(?:([^@/:\s]+)@)?([a-zA-Z0-9][a-zA-Z0-9.\-]*):([^/\\].*|/.+)$`)
+
+// remoteURL is a repository URL taken apart once, so that the URL handed to
+// go-git and written into the cache never carries a secret and every message
+// shows the redacted form.
+type remoteURL struct {
+	scheme   string // https, http, ssh or file
+	host     string // hostname without port, lower case
+	port     string // empty for the scheme's default
+	user     string // ssh user, or the username of http(s) userinfo
+	password string // the password of http(s) userinfo (moved into Credentials)
+	clean    string // the URL go-git fetches: no http(s) userinfo, no password
+	redacted string // the URL for messages
+}
+
+// IsRemoteURL reports whether s is a repository URL that Fetch accepts
+// (https, http, ssh, file, or scp-like `user@host:path`) rather than a local
+// directory.
+func IsRemoteURL(s string) bool {
+	if scheme, _, ok := strings.Cut(s, "://"); ok {
+		switch strings.ToLower(scheme) {
+		case "https", "http", "ssh", "file":
+			return true
+		}
+		return false
+	}
+	return scpLike.MatchString(s)
+}
+
+// RedactURL returns the URL with anything secret removed: the userinfo of an
+// http(s) URL, the password of any other, and query values. It is what every
+// message of this package shows. A string it cannot parse is returned with
+// everything between "://" and "@" blanked.
+func RedactURL(raw string) string {
+	u, err := parseRemoteURL(raw)
+	if err == nil {
+		return u.redacted
+	}
+	return blankUserinfo(raw)
+}
+
+func blankUserinfo(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		if slash := strings.Index(rest, "/"); slash < 0 || at < slash {
+			rest = "***@" + rest[at+1:]
+		}
+	}
+	return scheme + "://" + rest
+}
+
+func parseRemoteURL(raw string) (*remoteURL, error) {
+	if raw == "" {
+		return nil, fmt.Errorf("empty repository URL")
+	}
+	if !strings.Contains(raw, "://") {
+		if m := scpLike.FindStringSubmatch(raw); m != nil {
+			return &remoteURL{
+				scheme:   "ssh",
+				host:     strings.ToLower(m[2]),
+				user:     m[1],
+				clean:    raw,
+				redacted: raw,
+			}, nil
+		}
+		return nil, fmt.Errorf("repository URL %q: want https://, http://, ssh://, file:// or user@host:path",
+			blankUserinfo(raw))
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url.Error repeats the URL, secrets included: never wrap it.
+		return nil, fmt.Errorf("repository URL %q cannot be parsed", blankUserinfo(raw))
+	}
+	r := &remoteURL{scheme: strings.ToLower(u.Scheme), host: strings.ToLower(u.Hostname()), port: u.Port()}
+	switch r.scheme {
+	case "https", "http", "ssh", "file":
+	default:
+		return nil, fmt.Errorf("repository URL %q: scheme %q is not supported (https, http, ssh, file)",
+			blankUserinfo(raw), u.Scheme)
+	}
+	if r.scheme != "file" && r.host == "" {
+		return nil, fmt.Errorf("repository URL %q has no host", blankUserinfo(raw))
+	}
+	if u.User != nil {
+		r.user = u.User.Username()
+		r.password, _ = u.User.Password()
+	}
+	clean := *u
+	clean.Fragment, clean.RawFragment = "", ""
+	switch {
+	case r.scheme == "ssh" && r.user != "":
+		clean.User = url.User(r.user)
+	default:
+		clean.User = nil
+	}
+	r.clean = clean.String()
+
+	shown := clean
+	if shown.RawQuery != "" {
+		shown.RawQuery = "***"
+	}
+	r.redacted = shown.String()
+	return r, nil
+}
+
+// secrets lists what must never appear in a message about this URL.
+func (u *remoteURL) secrets() []string {
+	s := []string{u.password}
+	if u.scheme == "https" || u.scheme == "http" {
+		// `https://<token>@host/...` puts a token where the username goes.
+		s = append(s, u.user)
+	}
+	return s
+}

@@ -1,0 +1,127 @@
+package sources
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseRemoteURL(t *testing.T) {
+	tests := []struct {
+		raw                                 string
+		scheme, host, port, user, clean, rd string
+	}{
+		{raw: "https://github.com/org/repo.git", scheme: "https", host: "github.com",
+			clean: "https://github.com/org/repo.git", rd: "https://github.com/org/repo.git"},
+		{raw: "https://user:pa55word@GitHub.com:8443/org/repo", scheme: "https", host: "github.com", port: "8443", user: "user",
+			clean: "https://GitHub.com:8443/org/repo", rd: "https://GitHub.com:8443/org/repo"},
+		{raw: "https://ghp_tokenvalue@github.com/org/repo", scheme: "https", host: "github.com", user: "ghp_tokenvalue",
+			clean: "https://github.com/org/repo", rd: "https://github.com/org/repo"},
+		{raw: "http://h/r?private_token=abc#frag", scheme: "http", host: "h",
+			clean: "http://h/r?private_token=abc", rd: "http://h/r?***"},
+		{raw: "ssh://git@host.example:2222/org/repo.git", scheme: "ssh", host: "host.example", port: "2222", user: "git",
+			clean: "ssh://git@host.example:2222/org/repo.git", rd: "ssh://git@host.example:2222/org/repo.git"},
+		{raw: "ssh://git:pw@host/r", scheme: "ssh", host: "host", user: "git",
+			clean: "ssh://git@host/r", rd: "ssh://git@host/r"},
+		{raw: "git@github.com:org/repo.git", scheme: "ssh", host: "github.com", user: "git",
+			clean: "git@github.com:org/repo.git", rd: "git@github.com:org/repo.git"},
+		{raw: "file:///srv/git/repo.git", scheme: "file",
+			clean: "file:///srv/git/repo.git", rd: "file:///srv/git/repo.git"},
+	}
+	for _, tc := range tests {
+		u, err := parseRemoteURL(tc.raw)
+		if err != nil {
+			t.Errorf("parseRemoteURL(%q): %v", tc.raw, err)
+			continue
+		}
+		got := []string{u.scheme, u.host, u.port, u.user, u.clean, u.redacted}
+		want := []string{tc.scheme, tc.host, tc.port, tc.user, tc.clean, tc.rd}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Errorf("parseRemoteURL(%q) = %q, want %q", tc.raw, got, want)
+				break
+			}
+		}
+	}
+}
+
+func TestParseRemoteURLErrorsHideSecrets(t *testing.T) {
+	for _, raw := range []string{
+		"", "ftp://u:hunter22@h/r", "https://u:hunter22@/r", "https://u:hunter22@h:bad/r", "./local/dir", "/abs/dir",
+	} {
+		_, err := parseRemoteURL(raw)
+		if err == nil {
+			t.Errorf("parseRemoteURL(%q) did not fail", raw)
+			continue
+		}
+		if strings.Contains(err.Error(), "hunter22") {
+			t.Errorf("error %q shows the password", err)
+		}
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	tests := map[string]string{
+		"https://u:hunter22@h/r":         "https://h/r",
+		"https://u:hunter22@h:bad/r":     "https://***@h:bad/r",
+		"weird://u:hunter22@h/r":         "weird://***@h/r",
+		"git@github.com:o/r.git":         "git@github.com:o/r.git",
+		"https://h/r/with@sign/in/path":  "https://h/r/with@sign/in/path",
+		"not a url at all":               "not a url at all",
+		"ssh://git:hunter22@h/r":         "ssh://git@h/r",
+		"https://oauth2:tok12345@gitlab": "https://gitlab",
+	}
+	for raw, want := range tests {
+		if got := RedactURL(raw); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+func TestIsRemoteURL(t *testing.T) {
+	tests := map[string]bool{
+		"https://github.com/o/r": true,
+		"HTTP://h/r":             true,
+		"ssh://git@h/r":          true,
+		"file:///srv/r.git":      true,
+		"git@github.com:o/r.git": true,
+		"github.com:o/r.git":     true,
+		".":                      false,
+		"./examples/repo":        false,
+		"/home/me/repo":          false,
+		"ftp://h/r":              false,
+		`C:\repo`:                false,
+		"examples/passing":       false,
+	}
+	for s, want := range tests {
+		if got := IsRemoteURL(s); got != want {
+			t.Errorf("IsRemoteURL(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// FuzzRedactURL: whatever the input, a password given in its userinfo never
+// survives redaction.
+func FuzzRedactURL(f *testing.F) {
+	for _, s := range []string{"https://u:pw@h/r", "ssh://git:pw@h:22/r", "git@h:o/r", "http://h/r?x=1", "file:///x"} {
+		f.Add(s, "s3cretvalue")
+	}
+	f.Fuzz(func(t *testing.T, base, password string) {
+		if len(password) < 6 || strings.ContainsAny(password, "/@:?#%[] \t\n") {
+			return
+		}
+		scheme, rest, ok := strings.Cut(base, "://")
+		if !ok {
+			return
+		}
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			rest = rest[at+1:]
+		}
+		if strings.Contains(scheme+rest, password) {
+			return // the rest of the URL holds the same characters
+		}
+		raw := scheme + "://user:" + password + "@" + rest
+		if got := RedactURL(raw); strings.Contains(got, password) {
+			t.Fatalf("RedactURL(%q) = %q keeps the password", raw, got)
+		}
+	})
+}
