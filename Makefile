@@ -14,8 +14,10 @@ TOOLS_DIR := $(CACHE_DIR)/tools
 # Pinned tools, installed through the Go module proxy.
 CONTROLLER_GEN_VERSION := v0.23.0
 GOLANGCI_LINT_VERSION  := v2.15.0
+OPA_VERSION            := v1.22.2
 CONTROLLER_GEN := $(TOOLS_DIR)/controller-gen-$(CONTROLLER_GEN_VERSION)/controller-gen
 GOLANGCI_LINT  := $(TOOLS_DIR)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
+OPA            := $(TOOLS_DIR)/opa-$(OPA_VERSION)/opa
 
 # The test control plane. Versions are pinned in the wrapper modules under hack/envtest;
 # the cache folder is named after them, so changing a pin builds a new pair.
@@ -66,12 +68,16 @@ verify: generate ## Fail when generated files are stale or go.mod is untidy.
 ##@ Test
 
 .PHONY: test
-test: verify lint envtest ## Everything CI checks: generated files, lint, and every test (envtest included).
+test: verify lint envtest test-rego ## Everything CI checks: generated files, lint, Rego tests with the OPA CLI, and every Go test (envtest included).
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-go
 test-go: envtest ## Only the Go tests (envtest included), without verify and lint.
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: test-rego
+test-rego: $(OPA) ## The Rego unit tests (built-in rules and the example user policy), with the plain OPA CLI; go test runs them too.
+	$(OPA) test policy/
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## go vet and golangci-lint.
@@ -106,6 +112,9 @@ $(CONTROLLER_GEN):
 
 $(GOLANGCI_LINT):
 	GOBIN=$(@D) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
+$(OPA):
+	GOBIN=$(@D) go install github.com/open-policy-agent/opa@$(OPA_VERSION)
 
 .PHONY: clean
 clean: ## Remove bin/ (the cache folder is kept).

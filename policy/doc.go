@@ -1,5 +1,9 @@
-// Package policy evaluates the rendered objects of every app with OPA: the built-in Rego
-// rules that enforce the operator placement ADR, and users' own rules.
-//
-// Status: arrives with the `olmsync check` issue (#3); nothing here yet.
+// Package policy checks the rendered objects of a cluster's apps against the operator
+// placement rules of the "Managing Operators" ADR (OP001–OP013, Rego files in rego/,
+// embedded in the binary), users' own Rego rules in the same deny/warn shape, and waivers.
+// It defines the input document the rules read (Input; docs/policy.md), evaluates one
+// such document per cluster with OPA queries compiled once, applies waivers in Go so they
+// cover users' rules too, and returns violations with rule, severity, object, file and
+// line. It knows nothing of how the objects were rendered: callers map their output into
+// Input.
 package policy
