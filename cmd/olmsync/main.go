@@ -6,12 +6,17 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 )
 
 func main() {
 	if err := newRootCommand().Execute(); err != nil {
-		// cobra has already printed the error.
+		var findings *findingsError
+		if !errors.As(err, &findings) {
+			fmt.Fprintln(os.Stderr, "Error:", err)
+		}
 		os.Exit(exitCode(err))
 	}
 }

@@ -34,9 +34,12 @@ func newRootCommand() *cobra.Command {
 		Long: `olmsync renders the apps of a GitOps repository with kustomize, checks their OLM objects
 (Subscriptions, OperatorGroups, CatalogSources, CSVs, InstallPlans) against the operator
 placement rules, and syncs them into a cluster through an embedded OLM lifecycle controller.`,
-		SilenceUsage:  true,
-		SilenceErrors: false,
+		SilenceUsage: true,
+		// main prints errors itself, so that a findings exit (exit code 1) prints nothing
+		// beyond the command's own report.
+		SilenceErrors: true,
 	}
 	root.AddCommand(newVersionCommand())
+	root.AddCommand(newCatalogCommand())
 	return root
 }

@@ -1,0 +1,194 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	operatorsv1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+)
+
+// The keys of a ConfigMap catalog (sourceType configmap, or the deprecated internal).
+const (
+	ConfigMapKeyCRDs     = "customResourceDefinitions"
+	ConfigMapKeyCSVs     = "clusterServiceVersions"
+	ConfigMapKeyPackages = "packages"
+)
+
+// ReadConfigMap reads a ConfigMap manifest (YAML or JSON) holding a catalog. name is what
+// origins call the file.
+func ReadConfigMap(data []byte, name string) (*Catalog, error) {
+	var cm corev1.ConfigMap
+	if err := yaml.Unmarshal(data, &cm); err != nil {
+		return nil, fmt.Errorf("%s: read ConfigMap: %w", name, err)
+	}
+	if cm.Kind != "ConfigMap" {
+		return nil, fmt.Errorf("%s: kind %q is not ConfigMap", name, cm.Kind)
+	}
+	c := LoadConfigMap(&cm)
+	c.Source.Ref = name
+	return c, nil
+}
+
+// LoadConfigMap reads OLM's ConfigMap catalog format: keys customResourceDefinitions,
+// clusterServiceVersions and packages, each a YAML list. Each package is built like a
+// package manifest folder, its channels walked down the CSVs' spec.replaces; each bundle
+// carries the CRDs its CSV owns, and a CSV owning a CRD the list lacks is OLM's error
+// "couldn't find owned CRD in crd list".
+func LoadConfigMap(cm *corev1.ConfigMap) *Catalog {
+	cmName := fmt.Sprintf("configmap %s/%s", cm.Namespace, cm.Name)
+	v := &problems{}
+	c := &Catalog{Source: Source{Format: FormatConfigMap, Ref: cmName}}
+
+	crds := readConfigMapCRDs(cm, cmName, v)
+	csvs, csvOrigins := readConfigMapCSVs(cm, cmName, v)
+	manifests := readConfigMapList(cm, ConfigMapKeyPackages, cmName, v)
+
+	claimed := map[string]bool{}
+	for i, raw := range manifests {
+		o := Origin{File: fmt.Sprintf("%s, %s[%d]", cmName, ConfigMapKeyPackages, i)}
+		var pm PackageManifest
+		if err := yaml.UnmarshalStrict(raw, &pm); err != nil {
+			v.add(SeverityError, CodeParse, o, "", "", "", "read package manifest: %v", err)
+			continue
+		}
+		for _, msg := range pm.Validate() {
+			v.add(SeverityError, CodeInvalidPackage, o, pm.PackageName, "", "", "%s", msg)
+		}
+		var bundles []*Bundle
+		for _, name := range reachableCSVs(pm, csvs) {
+			claimed[name] = true
+			csv := csvs[name]
+			bundles = append(bundles, bundleFromCSV(pm.PackageName, csv, ownedCRDObjects(csv, crds), nil, csvOrigins[name]))
+		}
+		c.Packages = append(c.Packages, packageFromManifest(pm, o, bundles, v, "couldn't find owned CRD in crd list"))
+	}
+	for name, csv := range csvs {
+		if !claimed[name] {
+			v.add(SeverityWarning, CodeBundleNotInChannel, csvOrigins[name], "", "", csv.Name, "no channel of any package reaches this ClusterServiceVersion; it is not in the catalog")
+		}
+	}
+	c.Problems = v.list
+	c.Sort()
+	return c
+}
+
+// readConfigMapList reads one key of the ConfigMap as a YAML list, each item as JSON.
+func readConfigMapList(cm *corev1.ConfigMap, key, cmName string, v *problems) []json.RawMessage {
+	value, ok := cm.Data[key]
+	if !ok {
+		return nil
+	}
+	var items []json.RawMessage
+	if err := yaml.Unmarshal([]byte(value), &items); err != nil {
+		v.add(SeverityError, CodeParse, Origin{File: cmName + ", " + key}, "", "", "", "%s is not a YAML list: %v", key, err)
+		return nil
+	}
+	return items
+}
+
+// readConfigMapCRDs reads the CRD list; the same CRD twice is OLM's error.
+func readConfigMapCRDs(cm *corev1.ConfigMap, cmName string, v *problems) map[string]Object {
+	crds := map[string]Object{}
+	for i, raw := range readConfigMapList(cm, ConfigMapKeyCRDs, cmName, v) {
+		o := Origin{File: fmt.Sprintf("%s, %s[%d]", cmName, ConfigMapKeyCRDs, i)}
+		m, err := newManifest(raw, o)
+		if err == nil && !m.isCRD() {
+			err = fmt.Errorf("%s %s is not a CustomResourceDefinition", m.Kind, m.Name)
+		}
+		if err != nil {
+			v.add(SeverityError, CodeParse, o, "", "", "", "%v", err)
+			continue
+		}
+		if _, dup := crds[m.Name]; dup {
+			v.add(SeverityError, CodeDuplicateCRD, o, "", "", "", "can't add the same CRD twice in one configmap: %s", m.Name)
+			continue
+		}
+		crds[m.Name] = m
+	}
+	return crds
+}
+
+// readConfigMapCSVs reads the CSV list. OLM decodes the items as CSVs whatever their
+// apiVersion and kind say, so missing ones are filled in.
+func readConfigMapCSVs(cm *corev1.ConfigMap, cmName string, v *problems) (map[string]*operatorsv1alpha1.ClusterServiceVersion, map[string]Origin) {
+	csvs := map[string]*operatorsv1alpha1.ClusterServiceVersion{}
+	origins := map[string]Origin{}
+	for i, raw := range readConfigMapList(cm, ConfigMapKeyCSVs, cmName, v) {
+		o := Origin{File: fmt.Sprintf("%s, %s[%d]", cmName, ConfigMapKeyCSVs, i)}
+		data, err := withTypeMeta(raw, operatorsv1alpha1.SchemeGroupVersion.String(), operatorsv1alpha1.ClusterServiceVersionKind)
+		var csv *operatorsv1alpha1.ClusterServiceVersion
+		var unknown []string
+		if err == nil {
+			csv, unknown, err = decodeCSV(Object{JSON: data, Origin: o})
+		}
+		if err != nil {
+			v.add(SeverityError, CodeParse, o, "", "", "", "decode ClusterServiceVersion: %v", err)
+			continue
+		}
+		for _, f := range unknown {
+			v.add(SeverityWarning, CodeUnknownField, o, "", "", csv.Name, "ClusterServiceVersion %s: %s", csv.Name, f)
+		}
+		if _, dup := csvs[csv.Name]; dup {
+			v.add(SeverityError, CodeDuplicateBundle, o, "", "", csv.Name, "ClusterServiceVersion %s is listed twice (also at %s); the first one is used", csv.Name, origins[csv.Name])
+			continue
+		}
+		csvs[csv.Name], origins[csv.Name] = csv, o
+	}
+	return csvs, origins
+}
+
+func withTypeMeta(raw []byte, apiVersion, kind string) ([]byte, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, err
+	}
+	if _, ok := obj["apiVersion"]; !ok {
+		obj["apiVersion"], _ = json.Marshal(apiVersion)
+	}
+	if _, ok := obj["kind"]; !ok {
+		obj["kind"], _ = json.Marshal(kind)
+	}
+	return json.Marshal(obj)
+}
+
+// reachableCSVs lists, sorted, the CSVs a package's channels reach: each currentCSV, the
+// CSVs down its spec.replaces, and the CSVs they skip.
+func reachableCSVs(pm PackageManifest, csvs map[string]*operatorsv1alpha1.ClusterServiceVersion) []string {
+	seen := map[string]bool{}
+	for _, ch := range pm.Channels {
+		for cur := ch.CurrentCSV; cur != "" && !seen[cur]; {
+			csv, ok := csvs[cur]
+			if !ok {
+				break
+			}
+			seen[cur] = true
+			for _, s := range csv.Spec.Skips {
+				if _, ok := csvs[s]; ok {
+					seen[s] = true
+				}
+			}
+			cur = csv.Spec.Replaces
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for name := range seen {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// ownedCRDObjects are the CRDs of the list that the CSV owns.
+func ownedCRDObjects(csv *operatorsv1alpha1.ClusterServiceVersion, crds map[string]Object) []Object {
+	var out []Object
+	for _, owned := range csv.Spec.CustomResourceDefinitions.Owned {
+		if o, ok := crds[owned.Name]; ok && !slices.ContainsFunc(out, func(x Object) bool { return x.Name == o.Name }) {
+			out = append(out, o)
+		}
+	}
+	return out
+}

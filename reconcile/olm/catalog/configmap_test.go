@@ -1,0 +1,190 @@
+package catalog
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/olmsync/olmsync/internal/shareddata"
+)
+
+// yamlList writes manifests as one YAML list, the way a ConfigMap catalog holds them.
+func yamlList(t *testing.T, manifests ...string) string {
+	t.Helper()
+	var items []any
+	for _, m := range manifests {
+		var v any
+		if err := yaml.Unmarshal([]byte(m), &v); err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, v)
+	}
+	data, err := yaml.Marshal(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func configMap(crds, csvs, packages string) *corev1.ConfigMap {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "catalog", Namespace: "olm"}, Data: map[string]string{}}
+	for key, value := range map[string]string{ConfigMapKeyCRDs: crds, ConfigMapKeyCSVs: csvs, ConfigMapKeyPackages: packages} {
+		if value != "" {
+			cm.Data[key] = value
+		}
+	}
+	return cm
+}
+
+func TestLoadConfigMap(t *testing.T) {
+	crd := crdYAML("widgets.example.com", "v1")
+	csv := func(name, version, replaces string, owned ...string) string {
+		return csvYAML(name, version, replaces, nil, "", owned...)
+	}
+	pkgs := "- packageName: example\n  channels:\n  - name: alpha\n    currentCSV: example.v0.1.2\n  defaultChannel: alpha\n"
+	tests := []struct {
+		name     string
+		cm       func(t *testing.T) *corev1.ConfigMap
+		entries  []string
+		objects  int
+		problems []problemKey
+	}{
+		{
+			name: "two versions owning one CRD",
+			cm: func(t *testing.T) *corev1.ConfigMap {
+				return configMap(yamlList(t, crd), yamlList(t, csv("example.v0.1.1", "0.1.1", "", "widgets.example.com"), csv("example.v0.1.2", "0.1.2", "example.v0.1.1", "widgets.example.com")), pkgs)
+			},
+			entries: []string{"example.v0.1.2", "example.v0.1.1"},
+			objects: 1,
+		},
+		{
+			name: "owned CRD missing from the list",
+			cm: func(t *testing.T) *corev1.ConfigMap {
+				return configMap("", yamlList(t, csv("example.v0.1.2", "0.1.2", "", "widgets.example.com")), pkgs)
+			},
+			entries:  []string{"example.v0.1.2"},
+			problems: []problemKey{errorKey(CodeOwnedCRDMissing, "example", "", "example.v0.1.2", "couldn't find owned CRD in crd list: widgets.example.com (version v1)")},
+		},
+		{
+			name: "one CRD twice, a CSV no channel reaches, a CSV without apiVersion and kind",
+			cm: func(t *testing.T) *corev1.ConfigMap {
+				bare := strings.Replace(csv("example.v0.1.2", "0.1.2", ""), "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\n", "", 1)
+				return configMap(yamlList(t, crd, crd), yamlList(t, bare, csv("stray.v1.0.0", "1.0.0", "")), pkgs)
+			},
+			entries: []string{"example.v0.1.2"},
+			problems: []problemKey{
+				errorKey(CodeDuplicateCRD, "", "", "", "can't add the same CRD twice in one configmap: widgets.example.com"),
+				{SeverityWarning, CodeBundleNotInChannel, "", "", "stray.v1.0.0", "no channel of any package reaches this ClusterServiceVersion; it is not in the catalog"},
+			},
+		},
+		{
+			name: "keys that are no YAML lists",
+			cm: func(t *testing.T) *corev1.ConfigMap {
+				return configMap("not: a list", yamlList(t, csv("example.v0.1.2", "0.1.2", "")), pkgs+"- packageName: [\n")
+			},
+			problems: []problemKey{
+				errorKey(CodeParse, "", "", "", "customResourceDefinitions is not a YAML list: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal object into Go value of type []json.RawMessage"),
+				errorKey(CodeParse, "", "", "", "packages is not a YAML list: error converting YAML to JSON: yaml: line 6: did not find expected node content"),
+				{SeverityWarning, CodeBundleNotInChannel, "", "", "example.v0.1.2", "no channel of any package reaches this ClusterServiceVersion; it is not in the catalog"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := LoadConfigMap(tt.cm(t))
+			if diff := cmp.Diff(tt.problems, keysOf(sorted(c.Problems))); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+			if tt.entries == nil {
+				return
+			}
+			p := c.Package("example")
+			if diff := cmp.Diff(tt.entries, names(p.Channel("alpha").Entries)); diff != "" {
+				t.Errorf("entries (-want +got):\n%s", diff)
+			}
+			if got := len(p.Bundle("example.v0.1.2").Objects); got != tt.objects {
+				t.Errorf("example.v0.1.2 carries %d objects, want %d", got, tt.objects)
+			}
+		})
+	}
+}
+
+// TestConfigMapOfRealEtcd puts the real etcd package manifest into a ConfigMap catalog and
+// reads it back: the same channels and bundles as the package-manifest folder.
+func TestConfigMapOfRealEtcd(t *testing.T) {
+	dir := shareddata.Path(t, "data/catalogs/community-operators-bundles/package-manifests/etcd")
+	fromFolder, err := LoadPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(rel string) string {
+		data, err := os.ReadFile(filepath.Join(dir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	var csvs, crds []string
+	for _, b := range fromFolder.Package("etcd").Bundles {
+		rel, _ := filepath.Rel(dir, b.Origin.File)
+		csvs = append(csvs, read(rel))
+	}
+	for _, f := range []string{"etcdclusters", "etcdbackups", "etcdrestores"} {
+		crds = append(crds, read("0.9.4/"+f+".etcd.database.coreos.com.crd.yaml"))
+	}
+	var pkg any
+	if err := yaml.Unmarshal([]byte(read("etcd.package.yaml")), &pkg); err != nil {
+		t.Fatal(err)
+	}
+	pkgList, _ := yaml.Marshal([]any{pkg})
+	cm := configMap(yamlList(t, crds...), yamlList(t, csvs...), string(pkgList))
+	manifest, err := yaml.Marshal(struct {
+		metav1.TypeMeta `json:",inline"`
+		*corev1.ConfigMap
+	}{metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, cm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "etcd-catalog.yaml")
+	if err := os.WriteFile(file, manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fromConfigMap, err := LoadPath(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fromConfigMap.Source.Format != FormatConfigMap {
+		t.Errorf("format %s, want configmap", fromConfigMap.Source.Format)
+	}
+	if probs := fromConfigMap.Validate(); len(probs) != 0 {
+		t.Errorf("problems: %v", probs)
+	}
+	want, got := summarize(t, fromFolder), summarize(t, fromConfigMap)
+	for _, s := range []catalogSummary{want, got} {
+		for _, p := range s {
+			for name, facts := range p.Bundles {
+				// The folders carry their own copies of the CRDs; the ConfigMap one copy.
+				p.Bundles[name] = dropFacts(facts, "olm.gvk ")
+			}
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ConfigMap catalog differs from the folder (-folder +configmap):\n%s", diff)
+	}
+}
+
+func dropFacts(facts []string, prefix string) []string {
+	var out []string
+	for _, f := range facts {
+		if !strings.HasPrefix(f, prefix) {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,171 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/blang/semver/v4"
+)
+
+// Every parser of outside input is fuzzed: none may panic, whatever it is given, and what
+// it reads must survive validation, ordering, graphing and rendering.
+
+// exercise runs everything downstream of a reader over what it read.
+func exercise(t *testing.T, c *Catalog) {
+	_ = c.Validate()
+	for _, p := range c.Packages {
+		for _, ch := range p.Channels {
+			_, _ = ch.Order()
+		}
+		if g, err := BuildGraph(c, p.Name, ""); err == nil {
+			for _, f := range []string{GraphText, GraphJSON, GraphDOT, GraphMermaid} {
+				if err := WriteGraph(&bytes.Buffer{}, g, f); err != nil {
+					t.Fatalf("WriteGraph %s: %v", f, err)
+				}
+			}
+		}
+	}
+	var out bytes.Buffer
+	if err := WriteFBC(&out, c, RenderOptions{BundleObjects: true}); err != nil {
+		t.Fatalf("WriteFBC: %v", err)
+	}
+	back := ReadFBC(&out, "rendered.json")
+	if len(back.Packages) != len(c.Packages) {
+		t.Fatalf("rendered %d packages, read back %d", len(c.Packages), len(back.Packages))
+	}
+}
+
+func FuzzReadFBCJSON(f *testing.F) {
+	f.Add([]byte(etcdJSON))
+	f.Add([]byte(otherJSON))
+	f.Add([]byte(`{"schema":"olm.channel","package":"a","name":"s","entries":[{"name":"a.v1","replaces":"a.v1","skips":["a.v1",""]}]}`))
+	f.Add([]byte(`{"schema":"olm.bundle","name":"b","package":"a","properties":[{"type":"olm.bundle.object","value":{"data":"e30="}},{"type":"olm.constraint","value":{"all":{"constraints":[{"not":{"constraints":[]}}]}}}]}`))
+	f.Add([]byte(`{"schema":"olm.deprecations","package":"a","entries":[{"reference":{"schema":"olm.bundle"}}]}{"schema":`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		exercise(t, ReadFBC(bytes.NewReader(data), "catalog.json"))
+	})
+}
+
+func FuzzReadFBCYAML(f *testing.F) {
+	f.Add([]byte(etcdYAML))
+	f.Add([]byte("---\n--- \n...\nschema: olm.package\nname: a\n--- {schema: olm.channel, package: a, name: s, entries: [{name: a.v1, skipRange: '<1.0.0 || >2.x'}]}\n"))
+	f.Add([]byte("schema: olm.bundle\nname: x\nname: y\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		exercise(t, ReadFBC(bytes.NewReader(data), "catalog.yaml"))
+	})
+}
+
+func FuzzPackageManifest(f *testing.F) {
+	f.Add("packageName: example\nchannels:\n- name: alpha\n  currentCSV: example.v0.1.2\ndefaultChannel: alpha\n",
+		csvYAML("example.v0.1.2", "0.1.2", "example.v0.1.1", []string{"example.v0.1.0"}, ">=0.1.0 <0.1.2", "widgets.example.com"),
+		crdYAML("widgets.example.com", "v1"))
+	f.Add("packageName: a\nchannels: [{name: x, currentCSV: a.v1}, {name: x}]\n", "kind: ClusterServiceVersion\n", "---\n")
+	f.Fuzz(func(t *testing.T, pkg, csv, crd string) {
+		if pm, err := ParsePackageManifest([]byte(pkg)); err == nil {
+			_ = pm.Validate()
+		}
+		fsys := fstest.MapFS{
+			"p/p.package.yaml":   {Data: []byte(pkg)},
+			"p/1.0.0/csv.yaml":   {Data: []byte(csv)},
+			"p/1.0.0/crd.yaml":   {Data: []byte(crd)},
+			"p/1.0.1/csv.yaml":   {Data: []byte(strings.ReplaceAll(csv, "0.1.2", "0.1.1"))},
+			"p/1.0.1/other.json": {Data: []byte(crd)},
+		}
+		c, err := LoadPackageManifests(fsys, "p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		exercise(t, c)
+	})
+}
+
+func FuzzBundleDirectory(f *testing.F) {
+	f.Add(etcdAnnotations,
+		"dependencies:\n- type: olm.package\n  value: {packageName: a, version: '>0.1.0'}\n- type: olm.gvk\n  value: {group: g, kind: K, version: v1}\n",
+		"properties:\n- type: olm.constraint\n  value: {failureMessage: m, cel: {rule: 'true'}}\n",
+		csvYAML("etcdoperator.v0.9.2", "0.9.2", "etcdoperator.v0.9.0", nil, "<0.9.2", "etcdclusters.etcd.database.coreos.com"))
+	f.Add("annotations: {operators.operatorframework.io.bundle.package.v1: 1, operators.operatorframework.io.bundle.manifests.v1: ../../x}\n",
+		"dependencies: [{type: olm.label, value: null}]\n", "properties: 3\n", "{}")
+	f.Fuzz(func(t *testing.T, annotations, dependencies, properties, csv string) {
+		_, _ = ParseBundleAnnotations([]byte(annotations))
+		_, _ = ParseDependencies([]byte(dependencies))
+		_, _ = ParsePropertiesFile([]byte(properties))
+		fsys := bundleFS("b/1", map[string]string{
+			"metadata/annotations.yaml":  annotations,
+			"metadata/dependencies.yaml": dependencies,
+			"metadata/properties.yaml":   properties,
+			"manifests/csv.yaml":         csv,
+		})
+		c, err := LoadBundles(fsys, "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		exercise(t, c)
+	})
+}
+
+func FuzzReadConfigMap(f *testing.F) {
+	f.Add(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: catalog, namespace: olm}
+data:
+  customResourceDefinitions: |
+    - apiVersion: apiextensions.k8s.io/v1
+      kind: CustomResourceDefinition
+      metadata: {name: widgets.example.com}
+      spec: {group: example.com, names: {kind: Widget}, versions: [{name: v1}]}
+  clusterServiceVersions: |
+    - metadata: {name: example.v0.1.2}
+      spec: {version: 0.1.2, displayName: e, install: {strategy: deployment}, customresourcedefinitions: {owned: [{name: widgets.example.com, version: v1, kind: Widget}]}}
+  packages: |
+    - packageName: example
+      channels: [{name: alpha, currentCSV: example.v0.1.2}]
+`)
+	f.Add("kind: ConfigMap\ndata: {packages: '- {packageName: a, channels: [{name: x, currentCSV: a}]}', clusterServiceVersions: '[{metadata: {name: a}, spec: {replaces: a}}]'}\n")
+	f.Fuzz(func(t *testing.T, manifest string) {
+		c, err := ReadConfigMap([]byte(manifest), "cm.yaml")
+		if err != nil {
+			return
+		}
+		exercise(t, c)
+	})
+}
+
+func FuzzParseRange(f *testing.F) {
+	for _, r := range []string{">=4.1.0 <4.1.2", "<2.0.0 || >=3.0.0", "1.x", ">1.2.x", "!=1.x.x", "<v1.4.0", "~1.2.3", "1.x.x.x", "> 1.0.0-rc.1+build", "||", ""} {
+		f.Add(r, "1.2.3-rc.1")
+	}
+	f.Fuzz(func(t *testing.T, rng, version string) {
+		r, err := ParseRange(rng)
+		if err != nil {
+			return
+		}
+		if v, err := semver.Parse(version); err == nil {
+			_ = r(v)
+		}
+		e := ChannelEntry{Name: "a.v1", SkipRange: rng}
+		if _, err := e.ParseSkipRange("a"); err != nil {
+			t.Fatalf("ParseRange accepted %q, ParseSkipRange refused it: %v", rng, err)
+		}
+	})
+}
+
+func FuzzParseProperties(f *testing.F) {
+	f.Add(`[{"type":"olm.package","value":{"packageName":"a","version":"1.0.0"}},{"type":"olm.gvk","value":{"group":"g","kind":"K","version":"v1"}}]`)
+	f.Add(`[{"type":"olm.csv.metadata","value":{"installModes":[{"type":"OwnNamespace","supported":true}],"crdDescriptions":{"owned":[{"name":"x"}]}}},{"type":"olm.deprecated","value":{}}]`)
+	f.Add(`[{"type":"olm.constraint","value":{"any":{"constraints":[{"package":{"packageName":"p","versionRange":">=1.0.0"}},{"gvk":{}}]}}},{"type":"olm.label","value":"x"}]`)
+	f.Fuzz(func(t *testing.T, data string) {
+		var props []Property
+		if json.Unmarshal([]byte(data), &props) != nil {
+			return
+		}
+		bp, _ := ParseProperties(props)
+		if bp == nil {
+			t.Fatal("ParseProperties returned no view")
+		}
+		_, _ = bp.Package()
+	})
+}

@@ -1,0 +1,166 @@
+package catalog
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// A stream of objects is read one object at a time, so a 10 MB catalog of one object per
+// line never sits in memory as a whole, and each object knows the line it starts on.
+
+// objectFunc receives one object of a stream, as JSON, with the line it starts on.
+type objectFunc func(data []byte, line int) error
+
+// StreamError is a stream that stopped being readable at a line: what came before it was
+// read, what comes after it is lost.
+type StreamError struct {
+	Line int
+	Err  error
+}
+
+func (e *StreamError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *StreamError) Unwrap() error { return e.Err }
+
+// readJSONStream reads concatenated JSON values (one per line, or pretty-printed, or both).
+func readJSONStream(r io.Reader, fn objectFunc) error {
+	lines := &lineIndex{r: r}
+	dec := json.NewDecoder(lines)
+	for {
+		// More skips the whitespace before the next value, so the decoder's offset is
+		// where that value starts.
+		dec.More()
+		start := dec.InputOffset()
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			offset := start
+			var syntax *json.SyntaxError
+			if errors.As(err, &syntax) {
+				offset = syntax.Offset
+			}
+			return &StreamError{Line: lines.line(offset), Err: err}
+		}
+		if err := fn(raw, lines.line(start)); err != nil {
+			return err
+		}
+	}
+}
+
+// lineIndex passes a reader through and remembers where its newlines are.
+type lineIndex struct {
+	r        io.Reader
+	read     int64
+	newlines []int64
+}
+
+func (l *lineIndex) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	for i, chunk := 0, p[:n]; ; {
+		j := bytes.IndexByte(chunk[i:], '\n')
+		if j < 0 {
+			break
+		}
+		l.newlines = append(l.newlines, l.read+int64(i+j))
+		i += j + 1
+	}
+	l.read += int64(n)
+	return n, err
+}
+
+// line is the 1-based line of a byte offset.
+func (l *lineIndex) line(offset int64) int {
+	return 1 + sort.Search(len(l.newlines), func(i int) bool { return l.newlines[i] >= offset })
+}
+
+// readYAMLStream reads the documents of a YAML stream ("---" between them), handing each
+// non-empty one on as JSON. A document that does not parse stops the stream, with the
+// error's line counted from the top of the file.
+func readYAMLStream(r io.Reader, fn objectFunc) error {
+	br := bufio.NewReader(r)
+	var doc bytes.Buffer
+	docLine, lineNo := 1, 0
+	flush := func() error {
+		defer doc.Reset()
+		if isBlankYAML(doc.Bytes()) {
+			return nil
+		}
+		data, err := yaml.YAMLToJSONStrict(doc.Bytes())
+		if err != nil {
+			return &StreamError{Line: docLine, Err: absoluteYAMLError(doc.Bytes(), docLine)}
+		}
+		if bytes.Equal(data, []byte("null")) {
+			return nil
+		}
+		return fn(data, docLine)
+	}
+	for {
+		text, readErr := br.ReadString('\n')
+		if text != "" {
+			lineNo++
+			trimmed := strings.TrimRight(text, "\r\n")
+			if rest, ok := documentStart(trimmed); ok {
+				if err := flush(); err != nil {
+					return err
+				}
+				docLine = lineNo
+				if rest == "" {
+					docLine = lineNo + 1
+				}
+				doc.WriteString(rest)
+				doc.WriteByte('\n')
+			} else {
+				doc.WriteString(text)
+			}
+		}
+		if errors.Is(readErr, io.EOF) {
+			return flush()
+		}
+		if readErr != nil {
+			return readErr
+		}
+	}
+}
+
+// documentStart reports whether a line is a "---" document marker, and returns what
+// follows the marker on that line.
+func documentStart(line string) (string, bool) {
+	if line == "---" {
+		return "", true
+	}
+	if strings.HasPrefix(line, "--- ") || strings.HasPrefix(line, "---\t") {
+		return strings.TrimSpace(line[3:]), true
+	}
+	return "", false
+}
+
+func isBlankYAML(doc []byte) bool {
+	for line := range bytes.SplitSeq(doc, []byte("\n")) {
+		t := bytes.TrimSpace(line)
+		if len(t) > 0 && t[0] != '#' && !bytes.Equal(t, []byte("...")) {
+			return false
+		}
+	}
+	return true
+}
+
+// absoluteYAMLError parses a failing document again behind as many empty lines as precede
+// it, so that the parser's "line N" is the line in the file. Only done on failure.
+func absoluteYAMLError(doc []byte, docLine int) error {
+	padded := append(bytes.Repeat([]byte("\n"), docLine-1), doc...)
+	_, err := yaml.YAMLToJSONStrict(padded)
+	if err == nil {
+		return errors.New("document does not parse")
+	}
+	return err
+}
