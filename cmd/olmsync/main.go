@@ -8,15 +8,22 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 )
 
 func main() {
 	if err := newRootCommand().Execute(); err != nil {
-		var findings *findingsError
-		if !errors.As(err, &findings) {
-			fmt.Fprintln(os.Stderr, "Error:", err)
-		}
+		printError(os.Stderr, err)
 		os.Exit(exitCode(err))
+	}
+}
+
+// printError prints a command's error, unless it is a findings error: the command has
+// already printed its report, and exit code 1 says the rest.
+func printError(w io.Writer, err error) {
+	var findings *findingsError
+	if !errors.As(err, &findings) {
+		fmt.Fprintln(w, "Error:", err)
 	}
 }

@@ -17,6 +17,9 @@ func run(t *testing.T, args ...string) (string, error) {
 	cmd.SetErr(&out)
 	cmd.SetArgs(args)
 	err := cmd.Execute()
+	if err != nil {
+		printError(&out, err)
+	}
 	return out.String(), err
 }
 
