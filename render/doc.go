@@ -1,5 +1,10 @@
-// Package render builds each app of a repository with kustomize in-process and returns
-// its objects with provenance (app, file, line). It is pure: a filesystem in, objects out.
-//
-// Status: arrives with the `olmsync check` issue (#3); nothing here yet.
+// Package render turns a GitOps repository into objects with provenance. It finds the apps
+// (olmsync.yaml, else Argo CD Applications, else kustomization roots), groups them by
+// destination cluster, and builds each in-process with kustomize (krusty) or, for a folder
+// without a kustomization, reads its manifests as Argo CD would. Every object knows its
+// app, its repository-relative file and the line its document starts on. The package is
+// pure: a kustomize filesystem and a root in, objects out; it never writes the repository,
+// never reaches the network and never runs a plugin unless Options turn that on, and one
+// app failing to render never stops the others. Changes compares two renders (a pull
+// request's base and head) and lists what it does to the OLM objects.
 package render

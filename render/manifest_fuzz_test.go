@@ -1,0 +1,67 @@
+package render
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// FuzzManifests feeds the manifest reader (every file of a plain folder, every resource file
+// before kustomize sees it) arbitrary input. It must never panic; a failure must be a
+// YAMLError naming the file; every document it accepts must convert to an unstructured
+// object or fail with an error, and each recorded line must be inside the input.
+func FuzzManifests(f *testing.F) {
+	for _, seed := range []string{
+		nsYAML,
+		"# header\n---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n",
+		"a: &x {b: 1}\nc:\n  <<: *x\n  d: 2\n",
+		"{\"apiVersion\": \"v1\", \"kind\": \"X\", \"metadata\": {\"name\": \"x\"}, \"n\": 1e400}",
+		"a: 1\na: 2\n",
+		"- a\n- b\n",
+		"x: !!binary aGVsbG8=\ny: 2001-12-14\nz: 0x1F\n",
+		"a: [\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		docs, err := decodeDocs("in.yaml", data)
+		if err != nil {
+			var ye *YAMLError
+			if !errors.As(err, &ye) || ye.File != "in.yaml" || !strings.HasPrefix(err.Error(), "in.yaml") {
+				t.Fatalf("error %v (%T) does not name the file", err, err)
+			}
+			if lines := maxLines(data); ye.Line < 0 || ye.Line > lines {
+				t.Fatalf("error line %d outside the input's %d lines", ye.Line, lines)
+			}
+			return
+		}
+		lines := maxLines(data)
+		for _, d := range docs {
+			for _, md := range indexDoc(d.Node) {
+				if md.Line < 1 || md.Line > lines {
+					t.Fatalf("document line %d outside the input's %d lines", md.Line, lines)
+				}
+			}
+			if d.Node.Kind == yaml.MappingNode {
+				if u, err := toUnstructured(yaml.NewRNode(d.Node)); err == nil {
+					_ = u.DeepCopy() // panics on a value unstructured cannot hold
+				}
+			}
+		}
+	})
+}
+
+// maxLines bounds the lines YAML sees in data: every line break it knows (\n, \r, NEL,
+// LS, PS) may start a line.
+func maxLines(data []byte) int {
+	n := 1
+	for _, r := range string(data) {
+		switch r {
+		case '\n', '\r', '\u0085', '\u2028', '\u2029':
+			n++
+		}
+	}
+	return n
+}

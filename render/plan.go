@@ -1,0 +1,697 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/fn/runtime/runtimeutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// plan is what olmsync learns about an app before kustomize runs: every kustomization and
+// manifest its build will read, checked for what is off (remote bases, plugins, Helm) and
+// for paths out of the repository. kustomize is only run on a plan that passed, so "off"
+// never depends on kustomize's own checks, and a missing base or malformed manifest is
+// reported with its file and line.
+type plan struct {
+	app *App
+	// kust is the app's kustomization; nil for a folder of plain manifests.
+	kust *kustomization
+	// files are the manifest files of a plain folder.
+	files []string
+	// overrides replace files for kustomize (repository-relative path → content): the
+	// app's kustomization with origin annotations turned on, generators left out.
+	overrides map[string][]byte
+	// warnings are kustomize's deprecations and the generators left out.
+	warnings []Diagnostic
+	// deprecated: some kustomization uses a field kustomize warns about on stderr.
+	deprecated bool
+	// exclusive: the build touches kustomize's process-wide state (vars log through the
+	// standard logger, openapi replaces the global schema) and must run alone.
+	exclusive bool
+	// openAPI: the build sets a custom OpenAPI schema, to be reset afterwards.
+	openAPI bool
+	// keepOrigin: the app asked for origin annotations itself; they stay in the output.
+	keepOrigin bool
+}
+
+// locatedError is an error at a place in a repository file.
+type locatedError struct {
+	file string
+	line int
+	err  error
+}
+
+func (e *locatedError) Error() string { return fmt.Sprintf("%s:%d: %v", e.file, e.line, e.err) }
+func (e *locatedError) Unwrap() error { return e.err }
+
+// planner walks one app's kustomization tree.
+type planner struct {
+	r       *repo
+	opts    *Options
+	p       *plan
+	visited map[string]bool
+	// dropGenerators are, per kustomization file, the generators entries to leave out.
+	dropGenerators map[string][]int
+}
+
+// planApp checks the app and everything its build will read. A failure is a BuildError
+// naming the file and line at fault.
+func planApp(r *repo, opts *Options, app *App) (*plan, *BuildError) {
+	pl := &planner{r: r, opts: opts, p: &plan{app: app, overrides: map[string][]byte{}},
+		visited: map[string]bool{}, dropGenerators: map[string][]int{}}
+	if err := pl.run(); err != nil {
+		return nil, pl.buildError(err)
+	}
+	return pl.p, nil
+}
+
+func (pl *planner) run() error {
+	app := pl.p.app
+	if !pl.r.isDir(app.Path) {
+		return &locatedError{file: app.Found.File, line: app.Found.Line,
+			err: fmt.Errorf("app path %q: %w", app.Path, ErrNotFound)}
+	}
+	k, err := pl.r.kustomizationAt(app.Path)
+	if err != nil {
+		return err
+	}
+	if k == nil {
+		return pl.planPlainFolder()
+	}
+	pl.p.kust = k
+	if err := pl.walk(k); err != nil {
+		return err
+	}
+	return pl.writeOverrides()
+}
+
+func (pl *planner) buildError(err error) *BuildError {
+	be := &BuildError{App: pl.p.app.ID(), Err: err}
+	var ye *YAMLError
+	var le *locatedError
+	switch {
+	case errors.As(err, &le):
+		be.File, be.Line, be.Err = le.file, le.line, le.err
+	case errors.As(err, &ye):
+		be.File, be.Line = ye.File, ye.Line
+	case pl.p.kust != nil:
+		be.File = pl.p.kust.File
+	default:
+		be.File = pl.p.app.Path
+	}
+	return be
+}
+
+// planPlainFolder lists the manifest files of a folder without a kustomization and reads
+// each, so malformed YAML is reported before anything is built.
+func (pl *planner) planPlainFolder() error {
+	app := pl.p.app
+	if pl.r.isFile(path.Join(app.Path, "Chart.yaml")) {
+		return &locatedError{file: path.Join(app.Path, "Chart.yaml"), line: 1,
+			err: fmt.Errorf("folder %q is a Helm chart; olmsync renders kustomizations and plain manifests: %w", app.Path, ErrHelmDisabled)}
+	}
+	files, err := pl.manifestFiles(app.Path, app.Recurse)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if _, err := pl.r.manifestsIn(f); err != nil {
+			return err
+		}
+	}
+	pl.p.files = files
+	return nil
+}
+
+// manifestFiles are the .yaml, .yml and .json files of a folder (and its sub-folders when
+// recurse), in lexical order. olmsync.yaml at the root is config, not a manifest.
+func (pl *planner) manifestFiles(dir string, recurse bool) ([]string, error) {
+	names, err := pl.r.fsys.ReadDir(pl.r.abs(dir))
+	if err != nil {
+		return nil, fmt.Errorf("read folder %s: %w", dir, err)
+	}
+	slices.Sort(names)
+	var files []string
+	for _, name := range names {
+		rel := path.Join(dir, name)
+		switch {
+		case pl.r.isDir(rel):
+			if recurse && name != ".git" {
+				sub, err := pl.manifestFiles(rel, true)
+				if err != nil {
+					return nil, err
+				}
+				files = append(files, sub...)
+			}
+		case rel == ConfigFileName:
+		case isManifestName(name):
+			files = append(files, rel)
+		}
+	}
+	return files, nil
+}
+
+// walk checks one kustomization and, through its references, every kustomization below.
+func (pl *planner) walk(k *kustomization) error {
+	if pl.visited[k.Dir] {
+		return nil
+	}
+	pl.visited[k.Dir] = true
+	pl.noteDeprecations(k)
+	if len(k.Legacy.Vars) > 0 {
+		pl.p.exclusive = true
+	}
+	if len(k.K.OpenAPI) > 0 {
+		pl.p.exclusive, pl.p.openAPI = true, true
+	}
+	if len(k.K.HelmCharts) > 0 || len(k.K.HelmChartInflationGenerator) > 0 {
+		if !pl.opts.EnableHelm {
+			field := "helmCharts"
+			if len(k.K.HelmCharts) == 0 {
+				field = "helmChartInflationGenerator"
+			}
+			return &locatedError{file: k.File, line: seqItemLine(k.Node, field, 0),
+				err: fmt.Errorf("%s: %w (enable it with Options.EnableHelm)", field, ErrHelmDisabled)}
+		}
+	}
+	if err := pl.checkRemoteFiles(k); err != nil {
+		return err
+	}
+	for _, field := range []string{"resources", "bases", "components"} {
+		for i, ref := range kustList(k, field) {
+			if err := pl.reference(k, field, i, ref); err != nil {
+				return err
+			}
+		}
+	}
+	for _, field := range []string{"generators", "transformers", "validators"} {
+		for i, entry := range kustList(k, field) {
+			if err := pl.pluginEntry(k, field, i, entry); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func kustList(k *kustomization, field string) []string {
+	switch field {
+	case "resources":
+		return k.K.Resources
+	case "bases":
+		return k.Legacy.Bases
+	case "components":
+		return k.K.Components
+	case "generators":
+		return k.K.Generators
+	case "transformers":
+		return k.K.Transformers
+	case "validators":
+		return k.K.Validators
+	}
+	return nil
+}
+
+// reference checks one entry of resources, bases or components: remote, out of the
+// repository, a manifest file, a folder with a kustomization, or missing.
+func (pl *planner) reference(k *kustomization, field string, i int, ref string) error {
+	at := func(err error) error {
+		return &locatedError{file: k.File, line: seqItemLine(k.Node, field, i), err: err}
+	}
+	if isRemoteBase(ref) || isRemoteFile(ref) {
+		if pl.opts.AllowRemoteBases {
+			return nil
+		}
+		return at(fmt.Errorf("%s entry %q is remote: %w (enable them with Options.AllowRemoteBases)", field, ref, ErrRemoteDisabled))
+	}
+	p, ok := join(k.Dir, ref)
+	if !ok || !pl.r.inside(p) {
+		return at(fmt.Errorf("%s entry %q: %w", field, ref, ErrOutsideRepository))
+	}
+	switch {
+	case field != "components" && pl.r.isFile(p):
+		_, err := pl.r.manifestsIn(p)
+		return err
+	case pl.r.isDir(p):
+		child, err := pl.r.kustomizationAt(p)
+		if err != nil {
+			return err
+		}
+		if child == nil {
+			return at(fmt.Errorf("%s entry %q: folder %s has no kustomization: %w", field, ref, p, ErrNotFound))
+		}
+		return pl.walk(child)
+	default:
+		return at(fmt.Errorf("%s entry %q: %s %w", field, ref, p, ErrNotFound))
+	}
+}
+
+// checkRemoteFiles refuses the file references kustomize would fetch over HTTP.
+func (pl *planner) checkRemoteFiles(k *kustomization) error {
+	if pl.opts.AllowRemoteBases {
+		return nil
+	}
+	for field, refs := range fileReferences(k) {
+		for i, ref := range refs {
+			if isRemoteFile(ref) {
+				return &locatedError{file: k.File, line: seqItemLine(k.Node, field, i),
+					err: fmt.Errorf("%s entry %q is remote: %w (enable them with Options.AllowRemoteBases)", field, ref, ErrRemoteDisabled)}
+			}
+		}
+	}
+	return nil
+}
+
+// fileReferences are the file paths of a kustomization that kustomize loads as files,
+// by field. For generator sources only the file part of "key=file" matters.
+func fileReferences(kust *kustomization) map[string][]string {
+	k := &kust.K
+	refs := map[string][]string{
+		"crds":           k.Crds,
+		"configurations": k.Configurations,
+	}
+	for _, p := range kust.Legacy.PatchesStrategicMerge {
+		refs["patchesStrategicMerge"] = append(refs["patchesStrategicMerge"], string(p))
+	}
+	for _, p := range k.Patches {
+		refs["patches"] = append(refs["patches"], p.Path)
+	}
+	for _, p := range kust.Legacy.PatchesJson6902 {
+		refs["patchesJson6902"] = append(refs["patchesJson6902"], p.Path)
+	}
+	for _, r := range k.Replacements {
+		refs["replacements"] = append(refs["replacements"], r.Path)
+	}
+	kv := func(field string, src types.KvPairSources) {
+		for _, f := range slices.Concat(src.FileSources, src.EnvSources, []string{src.EnvSource}) {
+			_, file, found := strings.Cut(f, "=")
+			if !found {
+				file = f
+			}
+			refs[field] = append(refs[field], file)
+		}
+	}
+	for _, g := range k.ConfigMapGenerator {
+		kv("configMapGenerator", g.KvPairSources)
+	}
+	for _, g := range k.SecretGenerator {
+		kv("secretGenerator", g.KvPairSources)
+	}
+	if p := k.OpenAPI["path"]; p != "" {
+		refs["openapi"] = []string{p}
+	}
+	for _, h := range k.HelmCharts {
+		refs["helmCharts"] = append(refs["helmCharts"], slices.Concat([]string{h.ValuesFile}, h.AdditionalValuesFiles)...)
+	}
+	return refs
+}
+
+// deprecatedFields maps each deprecated kustomization field to kustomize's own warning,
+// taken from kustomize (Kustomization.CheckDeprecatedFields) so the text is exactly what
+// kustomize prints.
+var deprecatedFields = func() map[string]string {
+	only := map[string]types.Kustomization{
+		"bases":                 {Bases: []string{}},
+		"commonLabels":          {CommonLabels: map[string]string{}},
+		"imageTags":             {ImageTags: []types.Image{}},
+		"patchesJson6902":       {PatchesJson6902: []types.Patch{}},
+		"patchesStrategicMerge": {PatchesStrategicMerge: []types.PatchStrategicMerge{}},
+		"vars":                  {Vars: []types.Var{}},
+	}
+	out := map[string]string{}
+	for field, k := range only {
+		if msgs := *k.CheckDeprecatedFields(); len(msgs) == 1 {
+			out[field] = msgs[0]
+		}
+	}
+	return out
+}()
+
+// kustomizeDeprecationLines are the lines kustomize prints to stderr for deprecated fields;
+// olmsync reports them per file instead.
+var kustomizeDeprecationLines = func() map[string]bool {
+	out := map[string]bool{}
+	for _, msg := range deprecatedFields {
+		out[msg] = true
+	}
+	return out
+}()
+
+// usedDeprecatedFields lists the deprecated fields k uses, the way kustomize decides it
+// (the field decoded to a non-nil value).
+func usedDeprecatedFields(k *legacyFields) []string {
+	var used []string
+	for field, set := range map[string]bool{
+		"bases":                 k.Bases != nil,
+		"commonLabels":          k.CommonLabels != nil,
+		"imageTags":             k.ImageTags != nil,
+		"patchesJson6902":       k.PatchesJson6902 != nil,
+		"patchesStrategicMerge": k.PatchesStrategicMerge != nil,
+		"vars":                  k.Vars != nil,
+	} {
+		if set {
+			used = append(used, field)
+		}
+	}
+	slices.Sort(used)
+	return used
+}
+
+func (pl *planner) noteDeprecations(k *kustomization) {
+	for _, field := range usedDeprecatedFields(&k.Legacy) {
+		pl.p.deprecated = true
+		pl.p.warnings = append(pl.p.warnings, Diagnostic{
+			Reason: ReasonDeprecated, File: k.File, Line: lineOf(mapKey(k.Node, field)),
+			Apps:    []string{pl.p.app.ID()},
+			Message: strings.TrimPrefix(deprecatedFields[field], "# Warning: "),
+		})
+	}
+}
+
+// pluginClass is what running a generator, transformer or validator takes.
+type pluginClass int
+
+const (
+	pluginBuiltin   pluginClass = iota // compiled into kustomize
+	pluginHelm                         // HelmChartInflationGenerator: runs helm
+	pluginExec                         // exec KRM function, legacy exec or Go plugin
+	pluginContainer                    // container KRM function
+)
+
+func (c pluginClass) need() string {
+	switch c {
+	case pluginHelm:
+		return "Helm (Options.EnableHelm)"
+	case pluginExec:
+		return "an exec plugin (Options.EnableExecPlugins)"
+	case pluginContainer:
+		return "a container plugin (Options.EnableContainerPlugins)"
+	}
+	return "nothing"
+}
+
+// disabled is the error of a plugin of this class that is off.
+func (c pluginClass) disabled() error {
+	if c == pluginHelm {
+		return ErrHelmDisabled
+	}
+	return ErrPluginDisabled
+}
+
+func (pl *planner) allowed(c pluginClass) bool {
+	switch c {
+	case pluginHelm:
+		return pl.opts.EnableHelm
+	case pluginExec:
+		return pl.opts.EnableExecPlugins
+	case pluginContainer:
+		return pl.opts.EnableContainerPlugins
+	}
+	return true
+}
+
+// classifyPlugin tells what a plugin config needs, the way kustomize's plugin loader
+// decides: apiVersion "builtin" is compiled in; a config.kubernetes.io/function
+// annotation names a container or exec function; anything else is a legacy plugin
+// (an executable or Go plugin in the plugin home).
+func classifyPlugin(d manifestDoc) pluginClass {
+	if d.APIVersion == "builtin" {
+		if d.Kind == "HelmChartInflationGenerator" {
+			return pluginHelm
+		}
+		return pluginBuiltin
+	}
+	spec, err := runtimeutil.GetFunctionSpec(yaml.NewRNode(d.Node))
+	if err == nil && spec != nil && spec.Container.Image != "" {
+		return pluginContainer
+	}
+	return pluginExec
+}
+
+// pluginEntry checks one entry of generators, transformers or validators. A generator
+// whose plugin is off is left out with a warning (ksops and sops generate Secrets, which no
+// placement rule needs); a transformer or validator whose plugin is off is an error, since
+// leaving it out would change the other objects (see skippable).
+func (pl *planner) pluginEntry(k *kustomization, field string, i int, entry string) error {
+	line := seqItemLine(k.Node, field, i)
+	at := func(err error) error { return &locatedError{file: k.File, line: line, err: err} }
+	docs, file, err := pl.pluginConfigs(k, field, i, entry)
+	if err != nil {
+		return err
+	}
+	var keep, skipped []manifestDoc
+	for _, d := range docs {
+		class := classifyPlugin(d)
+		if pl.allowed(class) {
+			keep = append(keep, d)
+			continue
+		}
+		what := fmt.Sprintf("%s %s %q (%s)", strings.TrimSuffix(field, "s"), d.Kind, d.Name, d.APIVersion)
+		if !skippable(field, file, class) {
+			return at(fmt.Errorf("%s needs %s: %w", what, class.need(), class.disabled()))
+		}
+		skipped = append(skipped, d)
+		docLine := d.Line
+		if file == k.File {
+			docLine = line
+		}
+		pl.p.warnings = append(pl.p.warnings, Diagnostic{
+			Reason: ReasonPluginSkipped, File: file, Line: docLine, Apps: []string{pl.p.app.ID()},
+			Message: fmt.Sprintf("%s needs %s, which is off; skipped, so what it generates is not rendered or checked", what, class.need()),
+		})
+	}
+	if len(skipped) == 0 {
+		return nil
+	}
+	if len(keep) == 0 || file == k.File {
+		// an inline entry, or a file of nothing but skipped generators: drop the entry
+		pl.dropGenerators[k.File] = append(pl.dropGenerators[k.File], i)
+		if len(keep) > 0 {
+			return at(fmt.Errorf("inline generators entry mixes plugins that are on and off; split it: %w", ErrPluginDisabled))
+		}
+		return nil
+	}
+	out, err := encodeDocs(keep)
+	if err != nil {
+		return at(err)
+	}
+	pl.p.overrides[file] = out
+	return nil
+}
+
+// skippable says whether a plugin that is off may be left out rather than fail the app:
+// only a generator, written inline or in a file, and not a Helm chart (a chart renders
+// workloads, OLM objects among them, which the rules must see).
+func skippable(field, file string, class pluginClass) bool {
+	return field == "generators" && file != "" && class != pluginHelm
+}
+
+// pluginConfigs reads the plugin configs of one generators/transformers/validators entry:
+// inline YAML, a file, or a folder whose kustomization lists config files. file is where
+// they are written ("" for a folder, k.File for inline configs).
+func (pl *planner) pluginConfigs(k *kustomization, field string, i int, entry string) ([]manifestDoc, string, error) {
+	at := func(err error) error {
+		return &locatedError{file: k.File, line: seqItemLine(k.Node, field, i), err: err}
+	}
+	if inline, err := decodeDocs(k.File, []byte(entry)); err == nil && len(inline) > 0 && inline[0].Node.Kind == yaml.MappingNode {
+		var docs []manifestDoc
+		for _, d := range inline {
+			docs = append(docs, indexDoc(d.Node)...)
+		}
+		return docs, k.File, nil
+	}
+	if isRemoteBase(entry) || isRemoteFile(entry) {
+		if pl.opts.AllowRemoteBases {
+			return nil, "", nil
+		}
+		return nil, "", at(fmt.Errorf("%s entry %q is remote: %w", field, entry, ErrRemoteDisabled))
+	}
+	p, ok := join(k.Dir, entry)
+	switch {
+	case !ok:
+		return nil, "", at(fmt.Errorf("%s entry %q: %w", field, entry, ErrOutsideRepository))
+	case pl.r.isFile(p):
+		mf, err := pl.r.manifestsIn(p)
+		if err != nil {
+			return nil, "", err
+		}
+		return mf.Docs, p, nil
+	case pl.r.isDir(p):
+		child, err := pl.r.kustomizationAt(p)
+		if err != nil {
+			return nil, "", err
+		}
+		if child == nil {
+			return nil, "", at(fmt.Errorf("%s entry %q: folder %s has no kustomization: %w", field, entry, p, ErrNotFound))
+		}
+		if err := pl.walk(child); err != nil {
+			return nil, "", err
+		}
+		docs, err := pl.configsBelow(child, map[string]bool{})
+		return docs, "", err
+	default:
+		return nil, "", at(fmt.Errorf("%s entry %q: %s %w", field, entry, p, ErrNotFound))
+	}
+}
+
+// configsBelow collects the documents of the manifest files a kustomization (and the
+// kustomizations it uses) lists as resources: the plugin configs of a config folder.
+func (pl *planner) configsBelow(k *kustomization, seen map[string]bool) ([]manifestDoc, error) {
+	if seen[k.Dir] {
+		return nil, nil
+	}
+	seen[k.Dir] = true
+	var docs []manifestDoc
+	for _, ref := range slices.Concat(k.K.Resources, k.Legacy.Bases) {
+		p, ok := join(k.Dir, ref)
+		if !ok {
+			continue
+		}
+		if pl.r.isFile(p) {
+			mf, err := pl.r.manifestsIn(p)
+			if err != nil {
+				return nil, err
+			}
+			docs = append(docs, mf.Docs...)
+		} else if child, err := pl.r.kustomizationAt(p); err == nil && child != nil {
+			more, err := pl.configsBelow(child, seen)
+			if err != nil {
+				return nil, err
+			}
+			docs = append(docs, more...)
+		}
+	}
+	return docs, nil
+}
+
+// writeOverrides prepares the kustomization files kustomize will read in place of the
+// user's: the app's own with origin annotations on (and the Application's namePrefix,
+// nameSuffix and namespace), and any with generators left out.
+func (pl *planner) writeOverrides() error {
+	root := pl.p.kust
+	files := map[string]*kustomization{root.File: root}
+	for file := range pl.dropGenerators {
+		k, err := pl.r.kustomizationAt(path.Dir(file))
+		if err != nil || k == nil {
+			return fmt.Errorf("re-read %s: %w", file, err)
+		}
+		files[file] = k
+	}
+	for file, k := range files {
+		rn, err := yaml.Parse(string(k.Raw))
+		if err != nil {
+			return &locatedError{file: file, line: 1, err: fmt.Errorf("%w: %w", ErrMalformedYAML, err)}
+		}
+		if drop := pl.dropGenerators[file]; len(drop) > 0 {
+			if err := dropSequenceItems(rn, "generators", drop); err != nil {
+				return &locatedError{file: file, line: 1, err: err}
+			}
+		}
+		if file == root.File {
+			if pl.p.keepOrigin, err = turnOnOriginAnnotations(rn); err != nil {
+				return &locatedError{file: file, line: 1, err: err}
+			}
+			if err := applyOverrides(rn, pl.p.app.overrides); err != nil {
+				return &locatedError{file: file, line: 1, err: err}
+			}
+		}
+		s, err := rn.String()
+		if err != nil {
+			return err
+		}
+		pl.p.overrides[file] = []byte(s)
+	}
+	return nil
+}
+
+// turnOnOriginAnnotations adds originAnnotations to buildMetadata, so kustomize records
+// each object's source file. It reports whether the user had asked for them already.
+func turnOnOriginAnnotations(rn *yaml.RNode) (bool, error) {
+	bm, err := rn.Pipe(yaml.LookupCreate(yaml.SequenceNode, "buildMetadata"))
+	if err != nil {
+		return false, fmt.Errorf("buildMetadata: %w", err)
+	}
+	for _, item := range bm.Content() {
+		if item.Value == types.OriginAnnotations {
+			return true, nil
+		}
+	}
+	return false, bm.PipeE(yaml.Append(yaml.NewScalarRNode(types.OriginAnnotations).YNode()))
+}
+
+// applyOverrides sets what an Argo CD Application's spec.source.kustomize sets, as Argo CD
+// does with `kustomize edit set`.
+func applyOverrides(rn *yaml.RNode, o kustomizeOverrides) error {
+	for field, value := range map[string]string{"namePrefix": o.NamePrefix, "nameSuffix": o.NameSuffix, "namespace": o.Namespace} {
+		if value == "" {
+			continue
+		}
+		if err := rn.PipeE(yaml.SetField(field, yaml.NewStringRNode(value))); err != nil {
+			return fmt.Errorf("set %s: %w", field, err)
+		}
+	}
+	return nil
+}
+
+func dropSequenceItems(rn *yaml.RNode, field string, drop []int) error {
+	seq, err := rn.Pipe(yaml.Lookup(field))
+	if err != nil || seq == nil {
+		return fmt.Errorf("%s: not found", field)
+	}
+	n := seq.YNode()
+	var kept []*yaml.Node
+	for i, item := range n.Content {
+		if !slices.Contains(drop, i) {
+			kept = append(kept, item)
+		}
+	}
+	if len(kept) == 0 {
+		return rn.PipeE(yaml.Clear(field))
+	}
+	n.Content = kept
+	return nil
+}
+
+// encodeDocs writes documents back as one multi-document YAML stream.
+func encodeDocs(docs []manifestDoc) ([]byte, error) {
+	var b strings.Builder
+	for i, d := range docs {
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		s, err := yaml.NewRNode(d.Node).String()
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(s)
+	}
+	return []byte(b.String()), nil
+}
+
+// scpUserRE matches the "user@" that makes kustomize read "git@host:org/repo" as a
+// repository (kustomize's internal/git extractUsername).
+var scpUserRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9-]*@`)
+
+// isRemoteBase reports whether kustomize would clone ref as a git repository: a URL
+// scheme, a "git::" prefix, an scp-like "user@host:path", or a github.com path. Mirrors
+// kustomize's own parser, erring on the side of "remote".
+func isRemoteBase(ref string) bool {
+	l := strings.ToLower(strings.TrimSpace(ref))
+	return strings.Contains(l, "://") ||
+		strings.HasPrefix(l, "git::") ||
+		strings.HasPrefix(l, "github.com/") || strings.HasPrefix(l, "github.com:") ||
+		scpUserRE.MatchString(strings.TrimSpace(ref))
+}
+
+// isRemoteFile reports whether kustomize would fetch ref over HTTP.
+func isRemoteFile(ref string) bool {
+	u, err := url.Parse(strings.TrimSpace(ref))
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https")
+}

@@ -1,0 +1,227 @@
+package render
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// Options say what kustomize may do beyond reading the repository. The zero value is the
+// safe default: everything that runs code, reaches the network or leaves the repository is
+// off, and each switch turns on one thing. olmsync.yaml cannot turn any of them on: a pull
+// request must not be able to make CI run its code.
+type Options struct {
+	// Parallelism bounds how many apps build at once; 0 means GOMAXPROCS.
+	Parallelism int
+	// AllowRemoteBases lets kustomizations use remote bases (git URLs) and remote files
+	// (http/https). Off, such a reference fails the app with ErrRemoteDisabled and no
+	// network call is made.
+	AllowRemoteBases bool
+	// EnableExecPlugins runs exec KRM functions and legacy exec (and Go) plugins. Off, a
+	// generator needing one is left out with a warning; a transformer or validator
+	// needing one fails the app with ErrPluginDisabled. Nothing is executed.
+	EnableExecPlugins bool
+	// EnableContainerPlugins runs container KRM functions, likewise.
+	EnableContainerPlugins bool
+	// EnableHelm lets kustomizations inflate Helm charts (helmCharts) with HelmCommand.
+	EnableHelm bool
+	// HelmCommand is the helm binary; default "helm".
+	HelmCommand string
+}
+
+func (o Options) withDefaults() Options {
+	if o.Parallelism <= 0 {
+		o.Parallelism = runtime.GOMAXPROCS(0)
+	}
+	if o.HelmCommand == "" {
+		o.HelmCommand = "helm"
+	}
+	return o
+}
+
+// Result is a rendered repository: every app with its objects or its error, grouped by
+// cluster, and what is worth telling the user.
+//
+// The model, for the stages after render (policy, the OLM preview, reconcile):
+//
+//   - Clusters is what rules iterate: each Cluster holds its apps (cluster-scope apps
+//     first) and Cluster.Objects() gives all of them. Rules that look across objects stay
+//     within one Cluster; Cluster.Complete() says whether every app of it rendered.
+//   - An AppResult is an App (name, path, destination namespace and cluster, whether it is
+//     the cluster-scope app, how it was found) with either Objects or Err (a *BuildError
+//     naming file and line), never both.
+//   - An Object is the manifest exactly as it would be applied (Manifest), its app and
+//     cluster, its Source (repository-relative file, the line its document starts on, and
+//     for generated objects the generator), its Scope, and its EffectiveNamespace: the
+//     namespace it lands in, the app's destination namespace when the manifest has none.
+//   - Config is the olmsync.yaml in effect (policy settings, waivers, catalogs).
+//   - Problems (discovery) and Warnings (build) are Diagnostics with file, line and apps.
+//
+// Changes compares two Results.
+type Result struct {
+	// Config is the config in effect (olmsync.yaml with defaults, or DefaultConfig()).
+	Config *Config `json:"config"`
+	// ConfigFile is "olmsync.yaml" when the repository has one, else "".
+	ConfigFile string `json:"configFile,omitempty"`
+	// Method is how the apps were found.
+	Method Method `json:"method"`
+	// Apps are every app, rendered or failed, ordered by cluster, cluster-scope first,
+	// then name.
+	Apps []*AppResult `json:"apps"`
+	// Clusters group Apps by destination cluster, in cluster-name order (the default
+	// cluster, named "", first).
+	Clusters []*Cluster `json:"clusters"`
+	// Problems are discovery problems: Applications that could not be used, files that
+	// could not be read while looking for apps.
+	Problems []Diagnostic `json:"problems,omitempty"`
+	// Warnings are build warnings: kustomize's deprecations and other messages (once per
+	// file, with the apps concerned), generators left out.
+	Warnings []Diagnostic `json:"warnings,omitempty"`
+}
+
+// Failed returns the apps that could not be rendered.
+func (r *Result) Failed() []*AppResult {
+	var out []*AppResult
+	for _, a := range r.Apps {
+		if a.Err != nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// AppResult is one app and what rendering it gave: objects, or an error.
+type AppResult struct {
+	App
+	// Objects are the rendered objects in kustomize's output order (plain folders: file
+	// order, then document order). Empty when Err is set.
+	Objects []*Object `json:"objects"`
+	// Err is why the app could not be rendered: a *BuildError naming the file (and line)
+	// at fault. A failed app renders nothing; callers must not treat its objects as gone.
+	Err error `json:"-"`
+	// Error is Err's message, for JSON output.
+	Error string `json:"error,omitempty"`
+}
+
+// Render finds the apps of the repository at root in fsys (see Discover) and renders each
+// (see Build). It fails only when the root cannot be read or olmsync.yaml is broken; a
+// failed app is reported in its AppResult and the others are still rendered.
+func Render(ctx context.Context, fsys filesys.FileSystem, root string, opts Options) (*Result, error) {
+	r, err := newRepo(fsys, root)
+	if err != nil {
+		return nil, err
+	}
+	d, err := discover(r)
+	if err != nil {
+		return nil, err
+	}
+	return build(ctx, r, d, opts)
+}
+
+// Build renders the apps of a Discovery made on the same filesystem and root. Apps build in
+// parallel, at most Options.Parallelism at once.
+func Build(ctx context.Context, fsys filesys.FileSystem, root string, d *Discovery, opts Options) (*Result, error) {
+	r, err := newRepo(fsys, root)
+	if err != nil {
+		return nil, err
+	}
+	return build(ctx, r, d, opts)
+}
+
+func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, error) {
+	opts = opts.withDefaults()
+	res := &Result{Config: d.Config, ConfigFile: d.ConfigFile, Method: d.Method, Problems: d.Problems}
+	res.Apps = make([]*AppResult, len(d.Apps))
+	for i := range d.Apps {
+		res.Apps[i] = &AppResult{App: d.Apps[i]}
+	}
+
+	// Plan every app first: it reads every file once (shared bases are parsed once) and
+	// tells whether kustomize's stray output must be captured before any build starts.
+	plans := make([]*plan, len(res.Apps))
+	parallel(ctx, opts.Parallelism, len(res.Apps), func(i int) {
+		p, berr := planApp(r, &opts, &res.Apps[i].App)
+		if berr != nil {
+			res.Apps[i].Err = berr
+			return
+		}
+		plans[i] = p
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	if needsCapture(plans, &opts) {
+		release, err := stray.acquire()
+		if err != nil {
+			return nil, fmt.Errorf("capture kustomize output: %w", err)
+		}
+		defer release()
+	}
+
+	b := &builder{r: r, opts: &opts}
+	parallel(ctx, opts.Parallelism, len(res.Apps), func(i int) {
+		if plans[i] == nil {
+			return
+		}
+		objs, lines, err := b.buildApp(plans[i])
+		res.Apps[i].Objects, res.Apps[i].Err = objs, err
+		plans[i].warnings = append(plans[i].warnings, lines...)
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	var warnings diagnostics
+	for i, a := range res.Apps {
+		if a.Err != nil {
+			a.Error = a.Err.Error()
+		}
+		if plans[i] != nil {
+			for _, w := range plans[i].warnings {
+				warnings.add(w)
+			}
+		}
+	}
+	res.Warnings = warnings.sorted()
+	res.Clusters = groupClusters(res.Apps)
+	for _, c := range res.Clusters {
+		c.settleNamespaces()
+	}
+	return res, nil
+}
+
+// needsCapture: a build touches os.Stderr only for deprecated fields and plugins, and the
+// standard logger only for vars. Without those nothing is redirected.
+func needsCapture(plans []*plan, opts *Options) bool {
+	if opts.EnableExecPlugins || opts.EnableContainerPlugins || opts.EnableHelm || opts.AllowRemoteBases {
+		return true
+	}
+	for _, p := range plans {
+		if p != nil && (p.deprecated || p.exclusive) {
+			return true
+		}
+	}
+	return false
+}
+
+// parallel runs fn(0..n-1) on at most limit goroutines, skipping what is left once ctx is
+// done.
+func parallel(ctx context.Context, limit, n int, fn func(i int)) {
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			fn(i)
+		})
+	}
+	wg.Wait()
+}

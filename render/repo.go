@@ -1,0 +1,295 @@
+package render
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// repo is the repository being rendered: the filesystem, its root, and caches of every
+// kustomization and manifest file read so far. Apps share bases, so each file is parsed
+// once per render however many apps use it. Safe for concurrent use.
+type repo struct {
+	fsys filesys.FileSystem
+	// root is the absolute, cleaned root as the filesystem resolves it.
+	root string
+
+	mu    sync.Mutex
+	kusts map[string]*onceEntry[*kustomization]
+	files map[string]*onceEntry[*manifestFile]
+}
+
+type onceEntry[T any] struct {
+	once sync.Once
+	val  T
+	err  error
+}
+
+func newRepo(fsys filesys.FileSystem, root string) (*repo, error) {
+	dir, file, err := fsys.CleanedAbs(root)
+	if err != nil {
+		return nil, fmt.Errorf("repository root %q: %w", root, err)
+	}
+	if file != "" {
+		return nil, fmt.Errorf("repository root %q is a file, not a folder", root)
+	}
+	return &repo{
+		fsys:  fsys,
+		root:  dir.String(),
+		kusts: map[string]*onceEntry[*kustomization]{},
+		files: map[string]*onceEntry[*manifestFile]{},
+	}, nil
+}
+
+// abs turns a repository-relative path into the filesystem's absolute path.
+func (r *repo) abs(rel string) string { return path.Join(r.root, rel) }
+
+// rel turns an absolute path under the root into a repository-relative one.
+func (r *repo) rel(abs string) (string, bool) {
+	abs = path.Clean(abs)
+	if abs == r.root {
+		return ".", true
+	}
+	if rest, ok := strings.CutPrefix(abs, r.root+"/"); ok {
+		return rest, true
+	}
+	if r.root == "/" && strings.HasPrefix(abs, "/") {
+		return abs[1:], true
+	}
+	return "", false
+}
+
+// inside reports whether rel, with symlinks resolved as the filesystem resolves them,
+// stays inside the repository.
+func (r *repo) inside(rel string) bool {
+	d, f, err := r.fsys.CleanedAbs(r.abs(rel))
+	if err != nil {
+		return true // it does not exist; nothing to escape to
+	}
+	_, ok := r.rel(d.Join(f))
+	return ok
+}
+
+// readFile reads a repository file, refusing one that a symlink leads out of the repository.
+func (r *repo) readFile(rel string) ([]byte, error) {
+	if !r.inside(rel) {
+		return nil, fmt.Errorf("%s: %w (through a symbolic link)", rel, ErrOutsideRepository)
+	}
+	data, err := r.fsys.ReadFile(r.abs(rel))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", rel, err)
+	}
+	return data, nil
+}
+
+func (r *repo) isDir(rel string) bool  { return r.fsys.IsDir(r.abs(rel)) }
+func (r *repo) exists(rel string) bool { return r.fsys.Exists(r.abs(rel)) }
+func (r *repo) isFile(rel string) bool { return r.exists(rel) && !r.isDir(rel) }
+
+// join resolves ref relative to the repository folder dir. ok is false when the result
+// leads out of the repository.
+func join(dir, ref string) (string, bool) {
+	p := path.Join(dir, ref)
+	if p == ".." || strings.HasPrefix(p, "../") || path.IsAbs(ref) {
+		return p, false
+	}
+	return p, true
+}
+
+// kustomization is one kustomization file, decoded twice: by kustomize's own type (so the
+// semantics are kustomize's) and as a YAML node tree (for line numbers).
+type kustomization struct {
+	// Dir is the repository-relative folder; File the repository-relative file.
+	Dir  string
+	File string
+	// Name is the file's base name (kustomization.yaml, kustomization.yml, Kustomization).
+	Name string
+	Node *yaml.Node
+	K    types.Kustomization
+	Raw  []byte
+	// Legacy are K's deprecated fields, which olmsync reads to build and to warn.
+	Legacy legacyFields
+}
+
+// legacyFields are the kustomization fields kustomize deprecates. They are read here and
+// only here, so the rest of the package does not touch deprecated API.
+type legacyFields struct {
+	Bases                 []string
+	CommonLabels          map[string]string
+	ImageTags             []types.Image
+	PatchesJson6902       []types.Patch
+	PatchesStrategicMerge []types.PatchStrategicMerge
+	Vars                  []types.Var
+}
+
+func legacyOf(k *types.Kustomization) legacyFields {
+	//nolint:staticcheck // deprecated fields are still built by kustomize; olmsync reports them
+	return legacyFields{
+		Bases:                 k.Bases,
+		CommonLabels:          k.CommonLabels,
+		ImageTags:             k.ImageTags,
+		PatchesJson6902:       k.PatchesJson6902,
+		PatchesStrategicMerge: k.PatchesStrategicMerge,
+		Vars:                  k.Vars,
+	}
+}
+
+// kustomizationAt returns the kustomization in folder dir, or nil when it has none. A
+// kustomization that cannot be read is a *YAMLError (or a kustomize error) naming the file.
+func (r *repo) kustomizationAt(dir string) (*kustomization, error) {
+	r.mu.Lock()
+	e, ok := r.kusts[dir]
+	if !ok {
+		e = &onceEntry[*kustomization]{}
+		r.kusts[dir] = e
+	}
+	r.mu.Unlock()
+	e.once.Do(func() { e.val, e.err = r.readKustomization(dir) })
+	return e.val, e.err
+}
+
+func (r *repo) readKustomization(dir string) (*kustomization, error) {
+	var found []string
+	for _, name := range konfig.RecognizedKustomizationFileNames() {
+		if r.isFile(path.Join(dir, name)) {
+			found = append(found, name)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, nil
+	case 1:
+	default:
+		return nil, &YAMLError{File: path.Join(dir, found[0]),
+			Msg: fmt.Sprintf("folder %s has more than one kustomization file (%s); kustomize refuses it", dir, strings.Join(found, ", "))}
+	}
+	file := path.Join(dir, found[0])
+	raw, err := r.readFile(file)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := decodeDocs(file, raw)
+	if err != nil {
+		return nil, err
+	}
+	k := &kustomization{Dir: dir, File: file, Name: found[0], Raw: raw}
+	switch {
+	case len(docs) == 0:
+		return nil, &YAMLError{File: file, Msg: "kustomization is empty"}
+	case len(docs) > 1:
+		return nil, &YAMLError{File: file, Line: docs[1].Line, Msg: "a kustomization file holds one YAML document; found a second"}
+	}
+	k.Node = docs[0].Node
+	if err := k.K.Unmarshal(raw); err != nil {
+		// kustomize's decoder names the unknown field; the node tree gives its line.
+		return nil, &YAMLError{File: file, Line: unknownFieldLine(k.Node, err.Error()), Msg: err.Error()}
+	}
+	k.Legacy = legacyOf(&k.K)
+	return k, nil
+}
+
+// unknownFieldLine finds the line of the field a json "unknown field" error names.
+func unknownFieldLine(n *yaml.Node, msg string) int {
+	_, rest, ok := strings.Cut(msg, `unknown field "`)
+	if !ok {
+		return 0
+	}
+	field, _, _ := strings.Cut(rest, `"`)
+	if k := mapKey(n, field); k != nil {
+		return k.Line
+	}
+	return 0
+}
+
+// manifestFile is a file of Kubernetes manifests: each document's identity and the line it
+// starts on, so a rendered object can be traced back to its document.
+type manifestFile struct {
+	File string
+	Docs []manifestDoc
+}
+
+// manifestDoc is one document of a manifest file (or one item of a List document).
+type manifestDoc struct {
+	Line       int
+	APIVersion string
+	Kind       string
+	Name       string
+	Namespace  string
+	Node       *yaml.Node
+}
+
+// manifestsIn reads and indexes a manifest file. Malformed YAML is a *YAMLError.
+func (r *repo) manifestsIn(file string) (*manifestFile, error) {
+	r.mu.Lock()
+	e, ok := r.files[file]
+	if !ok {
+		e = &onceEntry[*manifestFile]{}
+		r.files[file] = e
+	}
+	r.mu.Unlock()
+	e.once.Do(func() { e.val, e.err = r.readManifests(file) })
+	return e.val, e.err
+}
+
+func (r *repo) readManifests(file string) (*manifestFile, error) {
+	raw, err := r.readFile(file)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := decodeDocs(file, raw)
+	if err != nil {
+		return nil, err
+	}
+	mf := &manifestFile{File: file}
+	for _, d := range docs {
+		mf.Docs = append(mf.Docs, indexDoc(d.Node)...)
+	}
+	return mf, nil
+}
+
+// indexDoc records a document's identity. A List document (kind List, or any kind ending
+// in "List" with items) contributes its items, as kubectl and kustomize expand it.
+func indexDoc(n *yaml.Node) []manifestDoc {
+	d := manifestDoc{
+		Line:       n.Line,
+		APIVersion: scalarAt(n, "apiVersion"),
+		Kind:       scalarAt(n, "kind"),
+		Name:       scalarAt(n, "metadata", "name"),
+		Namespace:  scalarAt(n, "metadata", "namespace"),
+		Node:       n,
+	}
+	if items := mapValue(n, "items"); items != nil && items.Kind == yaml.SequenceNode && strings.HasSuffix(d.Kind, "List") {
+		var out []manifestDoc
+		for _, it := range items.Content {
+			out = append(out, indexDoc(it)...)
+		}
+		return out
+	}
+	return []manifestDoc{d}
+}
+
+// walkRepo visits every file of the repository except those under .git, giving
+// repository-relative paths.
+func (r *repo) walkRepo(fn func(rel string, isDir bool) error) error {
+	return r.fsys.Walk(r.root, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, ok := r.rel(p)
+		if !ok {
+			return nil
+		}
+		if info.IsDir() && info.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		return fn(rel, info.IsDir())
+	})
+}
