@@ -185,9 +185,19 @@ func ProvidedAPILabels(csv *v1alpha1.ClusterServiceVersion) (map[string]string, 
 	}
 	out := make(map[string]string, len(apis))
 	for a := range apis {
-		out[providedAPILabelPrefix+apiHash(a)] = providedAPILabelValue
+		out[a.LabelKey()] = providedAPILabelValue
 	}
 	return out, nil
+}
+
+// ProvidedAPILabelValue is the value of a CSV's olm.api.<hash> label for an API it provides.
+const ProvidedAPILabelValue = providedAPILabelValue
+
+// LabelKey is the key of the label OLM puts on a CSV that provides the API:
+// olm.api.<hex FNV-64a of Kind.version.group>. Controllers select the CSVs that provide an API
+// (to requeue them when a group listing it changes) with LabelKey: ProvidedAPILabelValue.
+func (a API) LabelKey() string {
+	return providedAPILabelPrefix + apiHash(a)
 }
 
 // apiHash is the hex FNV-64a hash of the API's Kind.version.group, as OLM computes it.

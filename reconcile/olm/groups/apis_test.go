@@ -130,6 +130,30 @@ func TestProvidedAPILabels(t *testing.T) {
 	}
 }
 
+// TestAPILabelKey checks that the key a controller selects on for an API from a group's
+// olm.providedAPIs is the key ProvidedAPILabels puts on the CSVs that provide it.
+func TestAPILabelKey(t *testing.T) {
+	tests := map[string]struct {
+		api  groups.API
+		want string
+	}{
+		"crd":        {groups.API{Kind: "EtcdCluster", Version: "v1beta2", Group: "etcd.database.coreos.com"}, "olm.api.c571d720f17289d3"},
+		"apiservice": {groups.API{Kind: "PackageManifest", Version: "v1", Group: "packages.operators.coreos.com"}, "olm.api.4bca9f23e412d79d"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := tt.api.LabelKey(); got != tt.want {
+				t.Errorf("LabelKey() = %q, want %q", got, tt.want)
+			}
+			for api := range groups.ParseAPISet(tt.api.String()) {
+				if got := api.LabelKey(); got != tt.want {
+					t.Errorf("LabelKey of the parsed %q = %q, want %q", tt.api.String(), got, tt.want)
+				}
+			}
+		})
+	}
+}
+
 // FuzzParseAPISet checks that any olm.providedAPIs value parses, and that what String writes
 // back is canonical: sorted, without spaces, and parsed again into the same set.
 func FuzzParseAPISet(f *testing.F) {

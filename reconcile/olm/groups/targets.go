@@ -75,6 +75,20 @@ func TargetNamespaces(og *operatorsv1.OperatorGroup, namespaces []corev1.Namespa
 	return sortedUnique(matched), nil
 }
 
+// TargetsPending reports whether a group's status.namespaces has not caught up yet with the
+// namespaces its spec selects in the cluster: the status is empty while TargetNamespaces finds
+// some. Its members then wait for the group's controller instead of failing with
+// NoTargetNamespaces: OLM, too, only fails them when the group's selection is empty, and until
+// the status lists the targets it keeps rewriting their annotations. A group whose spec cannot
+// be resolved is not pending (its members fail as its status says).
+func TargetsPending(og *operatorsv1.OperatorGroup, namespaces []corev1.Namespace) bool {
+	if len(og.Status.Namespaces) > 0 {
+		return false
+	}
+	targets, err := TargetNamespaces(og, namespaces)
+	return err == nil && len(targets) > 0
+}
+
 // IsAllNamespaces reports whether a target set is the all-namespaces set [""].
 func IsAllNamespaces(targets []string) bool {
 	return len(targets) == 1 && targets[0] == namespaceAll

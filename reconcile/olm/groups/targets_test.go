@@ -229,3 +229,28 @@ func TestFromV1alpha2(t *testing.T) {
 		t.Error("FromV1alpha2 shares maps with its input")
 	}
 }
+
+// TestTargetsPending checks when members of a group wait for its status rather than fail.
+func TestTargetsPending(t *testing.T) {
+	cluster := []corev1.Namespace{namespace("ops"), namespace("prod-a", "env", "prod")}
+	tests := []struct {
+		name  string
+		group operatorsv1.OperatorGroup
+		want  bool
+	}{
+		{name: "global group without status", group: og("ops", "g"), want: true},
+		{name: "global group with status", group: og("ops", "g", global()), want: false},
+		{name: "explicit targets without status", group: og("ops", "g", specTargets("ops")), want: true},
+		{name: "explicit targets with status", group: og("ops", "g", specTargets("ops"), targets("ops")), want: false},
+		{name: "selector matching a namespace, no status yet", group: og("ops", "g", matchLabels("env", "prod")), want: true},
+		{name: "selector matching nothing", group: og("ops", "g", matchLabels("env", "staging")), want: false},
+		{name: "NamespaceAll in targets cannot be resolved", group: og("ops", "g", specTargets("")), want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := groups.TargetsPending(&tt.group, cluster); got != tt.want {
+				t.Errorf("TargetsPending = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
