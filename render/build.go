@@ -23,6 +23,14 @@ import (
 // holds it alone.
 var kustomizeState sync.RWMutex
 
+// parseSchema makes kyaml parse its built-in OpenAPI schema now. kyaml parses it lazily, on
+// the first lookup that needs more than its precomputed table, and writes the global schema
+// without a lock: two builds running at once would race on that first parse. Callers hold
+// kustomizeState for writing.
+func parseSchema() {
+	openapi.SchemaForResourceType(yaml.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"})
+}
+
 // builder renders planned apps.
 type builder struct {
 	r    *repo
@@ -68,7 +76,12 @@ func (b *builder) runKustomize(p *plan) (m resmap.ResMap, output []string, err e
 	kustomizeState.Lock()
 	defer kustomizeState.Unlock()
 	if p.openAPI {
-		defer openapi.ResetOpenAPI() // a custom schema would otherwise stay for every later build
+		// A custom schema would otherwise stay for every later build; the built-in one is
+		// parsed again before shared builds may read it.
+		defer func() {
+			openapi.ResetOpenAPI()
+			parseSchema()
+		}()
 	}
 	output = stray.collect(func() { m, err = b.kustomize(p) })
 	return m, output, err

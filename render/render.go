@@ -162,6 +162,9 @@ func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, e
 		defer release()
 	}
 
+	kustomizeState.Lock()
+	parseSchema()
+	kustomizeState.Unlock()
 	b := &builder{r: r, opts: &opts}
 	parallel(ctx, opts.Parallelism, len(res.Apps), func(i int) {
 		if plans[i] == nil {
