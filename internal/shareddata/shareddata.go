@@ -17,7 +17,10 @@ import (
 // EnvVar overrides where the shared folder is.
 const EnvVar = "OLMSYNC_SHARED"
 
-// Root returns the shared folder: $OLMSYNC_SHARED, else ../shared beside the repository.
+// Root returns the shared folder: $OLMSYNC_SHARED, else ../shared beside the repository,
+// else a shared folder beside one of the repository's parent folders (a clone kept one
+// level deeper, as worktrees and CI checkouts often are). When none exists it returns
+// ../shared, the place the messages name.
 func Root() string {
 	if dir := os.Getenv(EnvVar); dir != "" {
 		return dir
@@ -25,7 +28,17 @@ func Root() string {
 	_, file, _, _ := runtime.Caller(0)
 	// file is <repo>/internal/shareddata/shareddata.go.
 	repo := filepath.Dir(filepath.Dir(filepath.Dir(file)))
-	return filepath.Join(filepath.Dir(repo), "shared")
+	beside := filepath.Join(filepath.Dir(repo), "shared")
+	for dir := repo; ; {
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return beside
+		}
+		if st, err := os.Stat(filepath.Join(parent, "shared", "data")); err == nil && st.IsDir() {
+			return filepath.Join(parent, "shared")
+		}
+		dir = parent
+	}
 }
 
 // Path returns Root()/rel, skipping the test (or failing it under CI) when it is missing.
