@@ -38,6 +38,9 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
 GO_TEST_FLAGS ?= -race -count=1
+# How long `make fuzz` (part of `make test`) runs each fuzz test, and which packages.
+FUZZTIME ?= 3s
+FUZZ_PKGS ?= ./reconcile/olm/...
 
 ##@ Build
 
@@ -68,8 +71,13 @@ verify: generate ## Fail when generated files are stale or go.mod is untidy.
 ##@ Test
 
 .PHONY: test
-test: verify lint envtest test-rego ## Everything CI checks: generated files, lint, Rego tests with the OPA CLI, and every Go test (envtest included).
+test: verify lint envtest test-rego ## Everything CI checks: generated files, lint, Rego tests with the OPA CLI, every Go test (envtest included), and a short fuzz run.
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) go test $(GO_TEST_FLAGS) ./...
+	hack/fuzz.sh $(FUZZTIME) $(FUZZ_PKGS)
+
+.PHONY: fuzz
+fuzz: ## Run each fuzz test of FUZZ_PKGS (default the OLM core: catalog parsers, semver ranges, CRD decoding, resolution) for FUZZTIME (default 3s).
+	hack/fuzz.sh $(FUZZTIME) $(FUZZ_PKGS)
 
 .PHONY: test-go
 test-go: envtest ## Only the Go tests (envtest included), without verify and lint.

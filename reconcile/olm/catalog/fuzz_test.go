@@ -1,8 +1,11 @@
 package catalog
 
 import (
+	"archive/tar"
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -167,5 +170,46 @@ func FuzzParseProperties(f *testing.F) {
 			t.Fatal("ParseProperties returned no view")
 		}
 		_, _ = bp.Package()
+	})
+}
+
+// FuzzExtractTree feeds a catalog image's layer stream (a tar archive built from the
+// fuzzer's names and contents, or the raw bytes themselves) to the extractor: it must not
+// panic, must write nothing outside its destination, and what it writes must read as a
+// catalog (or fail to) without a panic.
+func FuzzExtractTree(f *testing.F) {
+	f.Add("configs/etcd/catalog.json", etcdJSON, "configs/../../escape.json", "{}", []byte{})
+	f.Add("/configs/a/b.yaml", etcdYAML, "configs/./x/../y.json", otherJSON, []byte("not a tar"))
+	f.Fuzz(func(t *testing.T, name1, body1, name2, body2 string, raw []byte) {
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		for _, file := range [][2]string{{name1, body1}, {name2, body2}} {
+			if tw.WriteHeader(&tar.Header{Name: file[0], Mode: 0o644, Size: int64(len(file[1])), Typeflag: tar.TypeReg}) != nil {
+				return
+			}
+			if _, err := tw.Write([]byte(file[1])); err != nil {
+				return
+			}
+		}
+		if tw.Close() != nil {
+			return
+		}
+		for _, stream := range [][]byte{buf.Bytes(), raw} {
+			root := t.TempDir()
+			dest := filepath.Join(root, "dest")
+			_, _ = extractTree(tar.NewReader(bytes.NewReader(stream)), "configs", dest, 1<<20)
+			entries, err := os.ReadDir(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				if e.Name() != "dest" {
+					t.Fatalf("extractTree wrote %s outside its destination", e.Name())
+				}
+			}
+			if c, err := LoadPath(dest); err == nil {
+				exercise(t, c)
+			}
+		}
 	})
 }
