@@ -65,6 +65,11 @@ func TestBrokenCatalogStopsTheNamespace(t *testing.T) {
 	if diff := cmp.Diff(want, res.Subscriptions[0].Resolution); diff != "" {
 		t.Errorf("resolution (-want +got):\n%s", diff)
 	}
+	// A catalog given without content is as broken.
+	res = resolveNS(t, []resolve.Catalog{cat("community", "olm", a), {Name: "unread", Namespace: "olm"}}, ns(subs(sub("s", "a", "stable", "community", "olm"))))
+	if got := res.Subscriptions[0].Resolution.Message; got != "error using catalogsource olm/unread: catalog olm/unread has no content" {
+		t.Errorf("catalog without content: %q", got)
+	}
 	// A namespace whose OperatorGroup excludes the global catalogs does not see it (nor
 	// community), so only its own catalog counts.
 	n := ns(subs(sub("s", "a", "stable", "mine", "ns")))

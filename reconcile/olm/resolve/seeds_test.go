@@ -126,3 +126,37 @@ func TestInstalledDependentHoldsAnUpgrade(t *testing.T) {
 		t.Errorf("bundles = %+v", res.Bundles)
 	}
 }
+
+// Resolution takes Subscriptions in order, each the most preferred candidate that fits: when
+// two upgrades exclude each other (both new versions provide one API), the first
+// Subscription's wins and the second is held, although it could move if the first did not.
+func TestOrderOfSubscriptionsDecidesBetweenExclusiveUpgrades(t *testing.T) {
+	a := pkg("a", "stable", ch("stable", e("a.v1.0.0"), e("a.v2.0.0", replaces("a.v1.0.0")))).provides("a.v2.0.0", apiX)
+	b := pkg("b", "stable", ch("stable", e("b.v1.0.0"), e("b.v2.0.0", replaces("b.v1.0.0")))).provides("b.v2.0.0", apiX)
+	res := resolveNS(t, []resolve.Catalog{cat("c", "olm", a, b)}, ns(
+		subs(sub("a", "a", "stable", "c", "olm").at("a.v1.0.0"), sub("b", "b", "stable", "c", "olm").at("b.v1.0.0")),
+		installed(a, "a.v1.0.0"), installed(b, "b.v1.0.0")))
+	if got := res.Subscription("a").Resolution; got.Next != "a.v2.0.0" {
+		t.Errorf("a: %+v", got)
+	}
+	want := "the upgrade from b.v1.0.0 is held back: an upgrade is possible only if other Subscriptions of the namespace took different bundles; resolution takes them in order and keeps the installed CSV"
+	if got := res.Subscription("b").Resolution; got.Reason != resolve.ReasonUpgradeHeld || got.Message != want {
+		t.Errorf("b: %+v", got)
+	}
+}
+
+// The search is bounded: a namespace that needs more steps fails rather than hold a
+// controller.
+func TestSearchBound(t *testing.T) {
+	a := pkg("a", "stable", ch("stable", e("a.v1.0.0"))).requires("a.v1.0.0", apiX)
+	catalogs := []resolve.Catalog{cat("c", "olm", a, provider("x", "1.0.0"))}
+	res := resolve.New(catalogs, resolve.Options{GlobalNamespace: "olm", MaxSteps: 2}).Resolve(ns(subs(sub("a", "a", "stable", "c", "olm"))))
+	want := resolve.Resolution{Status: resolve.StatusFailed, Reason: resolve.ReasonErrorPreventedResolution, Head: "a.v1.0.0",
+		Message: "resolution of namespace ns stopped after 2 steps: cancelled before a solution could be found"}
+	if diff := cmp.Diff(want, res.Subscriptions[0].Resolution); diff != "" {
+		t.Errorf("resolution (-want +got):\n%s", diff)
+	}
+	if got := resolve.New(catalogs, resolve.Options{GlobalNamespace: "olm"}).Resolve(ns(subs(sub("a", "a", "stable", "c", "olm")))); got.Subscriptions[0].Resolution.Status != resolve.StatusResolved {
+		t.Errorf("with the default bound: %+v", got.Subscriptions[0].Resolution)
+	}
+}
