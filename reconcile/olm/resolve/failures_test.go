@@ -147,3 +147,28 @@ func TestApproval(t *testing.T) {
 		t.Errorf("approvals = %s, %s", res.Subscriptions[0].Approval, res.Subscriptions[1].Approval)
 	}
 }
+
+// One Resolver serves many namespaces at once (the controllers resolve namespaces in
+// parallel); under -race this test proves it only reads what New built.
+func TestResolverIsSafeForConcurrentUse(t *testing.T) {
+	a := pkg("a", "stable", ch("stable", e("a.v1.0.0"), e("a.v2.0.0", replaces("a.v1.0.0")))).requires("a.v2.0.0", apiX)
+	r := resolve.New([]resolve.Catalog{cat("c", "olm", a, provider("x", "1.0.0", "1.1.0"))}, resolve.Options{GlobalNamespace: "olm"})
+	n := ns(subs(sub("a", "a", "stable", "c", "olm").at("a.v1.0.0")), installed(a, "a.v1.0.0"))
+	want := r.Resolve(n)
+	errs := make(chan string, 8)
+	for range 8 {
+		go func() {
+			got := r.Resolve(n)
+			if !cmp.Equal(want, got, cmpBundle) {
+				errs <- cmp.Diff(want, got, cmpBundle)
+				return
+			}
+			errs <- ""
+		}()
+	}
+	for range 8 {
+		if d := <-errs; d != "" {
+			t.Errorf("concurrent resolutions differ:\n%s", d)
+		}
+	}
+}
