@@ -5,6 +5,6 @@
 // app, its repository-relative file and the line its document starts on. The package is
 // pure: a kustomize filesystem and a root in, objects out; it never writes the repository,
 // never reaches the network and never runs a plugin unless Options turn that on, and one
-// app failing to render never stops the others. Changes compares two renders (a pull
-// request's base and head) and lists what it does to the OLM objects.
+// app failing to render never stops the others. What a change does to the OLM objects
+// between two renders (a pull request's base and head) is report.DiffObjects's to say.
 package render

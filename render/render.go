@@ -59,8 +59,6 @@ func (o Options) withDefaults() Options {
 //     namespace it lands in, the app's destination namespace when the manifest has none.
 //   - Config is the olmsync.yaml in effect (policy settings, waivers, catalogs).
 //   - Problems (discovery) and Warnings (build) are Diagnostics with file, line and apps.
-//
-// Changes compares two Results.
 type Result struct {
 	// Config is the config in effect (olmsync.yaml with defaults, or DefaultConfig()).
 	Config *Config `json:"config"`

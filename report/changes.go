@@ -17,6 +17,12 @@ type Manifest struct {
 	App     string
 	File    string
 	Line    int
+	// Namespace is the namespace the object lands in: metadata.namespace, or the app's
+	// destination namespace when the manifest has none; empty for a cluster-scoped
+	// object. When empty, metadata.namespace is used. An object is identified by where it
+	// lands, so changing an app's destination namespace removes its objects from one
+	// namespace and adds them to another.
+	Namespace string
 	// Object is the object's content as JSON decodes it (unstructured.Unstructured's
 	// Object field).
 	Object map[string]any
@@ -70,7 +76,7 @@ func DiffObjects(base, head []Manifest) []Change {
 func indexOLM(ms []Manifest) map[string][]Manifest {
 	idx := map[string][]Manifest{}
 	for _, m := range ms {
-		ref := refOf(m.Object)
+		ref := m.ref()
 		if ref.Group() != operators.GroupName {
 			continue
 		}
@@ -131,7 +137,7 @@ func modified(b, h Manifest) (Change, bool) {
 }
 
 func changeAt(t ChangeType, m Manifest) Change {
-	return Change{Type: t, Object: refOf(m.Object), App: m.App, Cluster: m.Cluster, File: m.File, Line: m.Line}
+	return Change{Type: t, Object: m.ref(), App: m.App, Cluster: m.Cluster, File: m.File, Line: m.Line}
 }
 
 // diffFields compares two flattened objects, both in path order.
@@ -284,6 +290,15 @@ func isNoisy(name string) bool {
 		}
 	}
 	return false
+}
+
+// ref is the manifest's object reference, in the namespace it lands in.
+func (m Manifest) ref() ObjectRef {
+	ref := refOf(m.Object)
+	if m.Namespace != "" {
+		ref.Namespace = m.Namespace
+	}
+	return ref
 }
 
 // refOf reads an object's reference from its content.

@@ -130,6 +130,30 @@ spec:
 			[]Manifest{og("  {}\n")}, nil,
 		},
 		{
+			"an object without a namespace is where its app deploys it",
+			[]Manifest{func() Manifest {
+				m := sub("etcd", "a.yaml", 1, "  namespace: etcd\n", "")
+				m.Namespace = "etcd"
+				return m
+			}()},
+			[]Manifest{func() Manifest {
+				m := sub("etcd", "a.yaml", 1, "  namespace: etcd\n", "")
+				m.Namespace = "etcd-prod"
+				return m
+			}()},
+			[]Change{
+				{Type: ChangeAdded, Object: ObjectRef{APIVersion: subRef.APIVersion, Kind: "Subscription", Namespace: "etcd-prod", Name: "etcd"},
+					App: "etcd", Cluster: "c1", File: "a.yaml", Line: 1, Fields: []FieldChange{
+						{Path: "spec.channel", New: "stable"}, {Path: "spec.name", New: "etcd"},
+						{Path: "spec.source", New: "community-operators"}, {Path: "spec.sourceNamespace", New: "openshift-marketplace"},
+					}},
+				{Type: ChangeRemoved, Object: subRef, App: "etcd", Cluster: "c1", File: "a.yaml", Line: 1, Fields: []FieldChange{
+					{Path: "spec.channel", Old: "stable"}, {Path: "spec.name", Old: "etcd"},
+					{Path: "spec.source", Old: "community-operators"}, {Path: "spec.sourceNamespace", Old: "openshift-marketplace"},
+				}},
+			},
+		},
+		{
 			"the same object in two clusters is two objects",
 			[]Manifest{sub("etcd", "a.yaml", 1)},
 			[]Manifest{sub("etcd", "a.yaml", 1), func() Manifest { m := sub("etcd", "b.yaml", 1); m.Cluster = "c2"; return m }()},
