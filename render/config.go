@@ -123,6 +123,9 @@ type Waiver struct {
 	// Expires is the last day (YYYY-MM-DD) the waiver holds; after it the waiver is itself
 	// a violation. Optional.
 	Expires *Date `yaml:"expires,omitempty" json:"expires,omitempty"`
+	// Line is where the waiver is written in the config file (set by ParseConfig), so that
+	// a report about the waiver itself (expired, unused) points at it.
+	Line int `yaml:"-" json:"-"`
 }
 
 // WaiverObject identifies a waived object. Kind and Name are required; Namespace is
@@ -248,6 +251,9 @@ func parseConfig(file string, data []byte) (*Config, *yaml.Node, error) {
 	}
 	if err := c.validate(file, root); err != nil {
 		return nil, nil, err
+	}
+	for i := range c.Waivers {
+		c.Waivers[i].Line = seqItemLine(root, "waivers", i)
 	}
 	c.normalize()
 	c.applyDefaults(mapValue(root, "policy"))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -46,7 +47,9 @@ func FuzzParseConfig(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-parse of\n%s\nfailed: %v", out, err)
 		}
-		if diff := cmp.Diff(c, again); diff != "" {
+		// Where a waiver is written moves when the file is written again.
+		ignoreLines := cmpopts.IgnoreFields(Waiver{}, "Line")
+		if diff := cmp.Diff(c, again, ignoreLines); diff != "" {
 			t.Fatalf("round trip changed the config (-first +second):\n%s\nencoded:\n%s", diff, out)
 		}
 	})

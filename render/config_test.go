@@ -67,6 +67,7 @@ catalogs:
 			Object:  WaiverObject{Kind: "Subscription", Namespace: "ns", Name: "sub"},
 			Reason:  "reviewed by platform team (PLAT-123)",
 			Expires: &Date{time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC)},
+			Line:    24,
 		}},
 		Catalogs: []Catalog{{Name: "community-operators", Namespace: "openshift-marketplace", Source: "catalogs/community"}},
 	}
