@@ -39,7 +39,9 @@ placement rules, and syncs them into a cluster through an embedded OLM lifecycle
 		// beyond the command's own report.
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand())
+	root.AddCommand(newCheckCommand())
+	root.AddCommand(newAppsCommand())
 	root.AddCommand(newCatalogCommand())
+	root.AddCommand(newVersionCommand())
 	return root
 }

@@ -1,0 +1,135 @@
+package check
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/olmsync/olmsync/policy"
+	"github.com/olmsync/olmsync/render"
+	"github.com/olmsync/olmsync/report"
+	"github.com/olmsync/olmsync/sources"
+)
+
+// Options say how to check a revision. The zero value checks with the built-in rules and
+// kustomize's safe defaults.
+type Options struct {
+	// Render says what kustomize may do beyond reading the repository (remote bases,
+	// plugins, Helm); everything is off in the zero value.
+	Render render.Options
+	// Policies are folders of users' rules given by the caller (`--policy DIR`), evaluated
+	// with the built-in rules and the folders olmsync.yaml lists (policy.rules).
+	Policies []policy.PolicySource
+	// Stages run after the placement rules, in order (the OLM preview is one).
+	Stages []Stage
+	// Now is the time waiver expiry is judged at; time.Now when nil.
+	Now func() time.Time
+}
+
+// Stage is a step of the check after the placement rules. It reads what was rendered and
+// checked, may add findings to the Result (Violations, with their Rules), and returns the
+// Section it adds to the report, or nil. A stage must not change the rendered objects:
+// the reconciler applies them.
+type Stage interface {
+	// Name names the stage in problems ("olm-preview").
+	Name() string
+	Run(ctx context.Context, res *Result) (Section, error)
+}
+
+// Section is what a stage adds to the report of the checked revision: new top-level
+// lists, counts. AddTo runs before the report is completed.
+type Section interface {
+	AddTo(r *report.Report)
+}
+
+// Result is one checked revision.
+type Result struct {
+	// Revision names what was checked, as the report shows it.
+	Revision report.Revision
+	// Render is every app with its objects or its error; nil when olmsync.yaml could not
+	// be read, since nothing can be found without it.
+	Render *render.Result
+	// Inputs are the policy inputs, one per cluster, completed (policy.Input.Complete):
+	// every object of every app that rendered, with the namespace it lands in and its
+	// scope. Apps that failed are left out.
+	Inputs []policy.Input
+	// Rules is the catalog of every rule evaluated (built-in, users', waiver rules and the
+	// stages').
+	Rules []policy.Rule
+	// Violations are every rule's findings, waived ones included.
+	Violations []policy.Violation
+	// Problems are inputs that could not be read, rendered or evaluated: a broken
+	// olmsync.yaml, an app that failed to render, an Application whose path is missing, a
+	// user rule with a Rego error, a stage that failed. Any problem makes the check
+	// incomplete.
+	Problems []report.Problem
+	// Warnings do not stop the check: kustomize's deprecations, generators left out,
+	// Applications olmsync does not render.
+	Warnings []report.Warning
+	// Sections are what the stages add to the report, in stage order.
+	Sections []Section
+}
+
+// Complete reports whether everything in the revision was read, rendered and evaluated.
+// What is absent (an OperatorGroup a Subscription needs) cannot be trusted otherwise, and
+// the reconciler must not apply or prune on an incomplete check.
+func (r *Result) Complete() bool { return len(r.Problems) == 0 }
+
+// Run checks the revision tree holds: render, policy, then the stages. It fails only when
+// the context ends or the tree's root cannot be read; everything wrong with the
+// repository's content is a Problem of the result, and the rest is still checked.
+func Run(ctx context.Context, tree *sources.Tree, opts Options) (*Result, error) {
+	res := &Result{Revision: RevisionOf(tree)}
+	rendered, err := render.Render(ctx, tree.FS, tree.Root, opts.Render)
+	var cfgErr *render.ConfigError
+	switch {
+	case errors.As(err, &cfgErr):
+		res.Problems = append(res.Problems, report.Problem{File: cfgErr.File, Line: cfgErr.Line, Message: err.Error()})
+		return res, nil
+	case err != nil:
+		return nil, fmt.Errorf("render %s: %w", tree.Source, err)
+	}
+	res.Render = rendered
+	res.Problems, res.Warnings = renderDiagnostics(rendered)
+	if len(rendered.Apps) == 0 {
+		// A check of nothing must not pass: the folder is most likely the wrong one.
+		res.Problems = append(res.Problems, report.Problem{Message: fmt.Sprintf(
+			"found no apps in %s: no apps in %s, no Argo CD Application of this repository, no kustomization", tree.Source, render.ConfigFileName)})
+	}
+	res.Inputs = Inputs(rendered)
+
+	ev := &evaluation{tree: tree, cfg: rendered.Config, opts: &opts}
+	if err := ev.run(ctx, res); err != nil {
+		return nil, err
+	}
+	for _, s := range opts.Stages {
+		sec, err := s.Run(ctx, res)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		if err != nil {
+			res.Problems = append(res.Problems, report.Problem{Message: fmt.Sprintf("%s: %v", s.Name(), err)})
+			continue
+		}
+		if sec != nil {
+			res.Sections = append(res.Sections, sec)
+		}
+	}
+	return res, nil
+}
+
+// RevisionOf names the revision a tree holds the way the report does: a working tree with
+// uncommitted changes is "worktree" without a commit; anything else is the branch or tag
+// it was read at (when it was read at one) and its commit.
+func RevisionOf(tree *sources.Tree) report.Revision {
+	if tree.Dirty {
+		return report.Revision{Ref: "worktree"}
+	}
+	name := "" // a bare "sha1:<hex>" names no branch or tag
+	if at := strings.LastIndex(tree.Revision, "@"); at >= 0 {
+		name = tree.Revision[:at]
+	}
+	return report.Revision{Ref: name, Commit: tree.Commit}
+}

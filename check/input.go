@@ -1,0 +1,133 @@
+package check
+
+import (
+	"errors"
+
+	"github.com/olmsync/olmsync/policy"
+	"github.com/olmsync/olmsync/render"
+	"github.com/olmsync/olmsync/report"
+)
+
+// Inputs maps a rendered repository into the policy inputs, one per cluster, completed
+// (policy.Input.Complete): the cluster's apps that rendered with their objects and
+// provenance, and the policy settings of olmsync.yaml that apply to the cluster. The
+// object's scope and landing namespace are left to the policy package to decide, so the
+// input document means what docs/policy.md says. An app that failed to render is left
+// out: its objects are unknown, not absent, and its failure is a Problem of the check.
+func Inputs(r *render.Result) []policy.Input {
+	out := make([]policy.Input, 0, len(r.Clusters))
+	for _, c := range r.Clusters {
+		in := policy.Input{Cluster: c.Name, Config: policyConfig(r.Config, c.Name), Apps: []policy.App{}}
+		for _, a := range c.Apps {
+			if a.Err != nil {
+				continue
+			}
+			app := policy.App{
+				Name: a.Name, Path: a.Path, Namespace: a.Namespace, ClusterScope: a.ClusterScope,
+				Objects: make([]policy.Object, len(a.Objects)),
+			}
+			for i, o := range a.Objects {
+				app.Objects[i] = policy.Object{
+					Object: o.Manifest.Object,
+					Source: policy.Source{File: o.Source.File, Line: o.Source.Line},
+				}
+			}
+			in.Apps = append(in.Apps, app)
+		}
+		out = append(out, in.Complete())
+	}
+	return out
+}
+
+// policyConfig is the part of olmsync.yaml the rules of one cluster read. The groups a
+// cluster has outside Git are those listed for every cluster and those listed for it;
+// a list that leaves none for this cluster means none, not the default.
+func policyConfig(cfg *render.Config, cluster string) policy.Config {
+	p := cfg.Policy
+	groups := make([]policy.ClusterOperatorGroup, 0, len(p.OperatorGroups))
+	for _, g := range p.OperatorGroups {
+		if g.Cluster != "" && g.Cluster != cluster {
+			continue
+		}
+		groups = append(groups, policy.ClusterOperatorGroup{
+			Namespace: g.Namespace, Name: g.Name, Global: g.Global, TargetNamespaces: g.TargetNamespaces,
+		})
+	}
+	return policy.Config{
+		MarketplaceNamespace:     p.MarketplaceNamespace,
+		GlobalOperatorsNamespace: p.GlobalOperatorsNamespace,
+		OperatorGroups:           groups,
+		MetaOperators:            p.MetaOperators,
+	}
+}
+
+// waivers are olmsync.yaml's waivers as the policy engine takes them.
+func waivers(cfg *render.Config, configFile string) []policy.Waiver {
+	out := make([]policy.Waiver, 0, len(cfg.Waivers))
+	for _, w := range cfg.Waivers {
+		pw := policy.Waiver{
+			Rule: w.Rule,
+			Object: policy.WaiverObject{
+				Kind: w.Object.Kind, Namespace: w.Object.Namespace, Name: w.Object.Name, Cluster: w.Object.Cluster,
+			},
+			Reason: w.Reason,
+			Source: policy.Source{File: configFile, Line: w.Line},
+		}
+		if w.Expires != nil {
+			pw.Expires = w.Expires.Time
+		}
+		out = append(out, pw)
+	}
+	return out
+}
+
+// warningReasons are the discovery problems that do not make a check incomplete: what
+// olmsync knowingly does not render (another repository, a Helm chart, a config
+// management plugin), settings it does not apply, and a second definition of an app it
+// already has.
+var warningReasons = map[render.Reason]bool{
+	render.ReasonOtherRepository:   true,
+	render.ReasonHelmChart:         true,
+	render.ReasonUnsupportedSource: true,
+	render.ReasonIgnoredSetting:    true,
+	render.ReasonFallback:          true,
+	render.ReasonDuplicateApp:      true,
+}
+
+// renderDiagnostics sorts what rendering met into problems (the check cannot see
+// everything: an app that failed, an Application whose path is missing, a file that could
+// not be read while looking for apps) and warnings. A discovery problem about the file an
+// app's failure already names is left out: the app's problem says it all.
+func renderDiagnostics(r *render.Result) (problems []report.Problem, warnings []report.Warning) {
+	failedAt := map[string]bool{}
+	for _, a := range r.Apps {
+		if a.Err == nil {
+			continue
+		}
+		file, line := errorLocation(a)
+		failedAt[file] = true
+		problems = append(problems, report.Problem{App: a.ID(), File: file, Line: line, Message: a.Err.Error()})
+	}
+	for _, d := range r.Problems {
+		switch {
+		case warningReasons[d.Reason]:
+			warnings = append(warnings, report.Warning{File: d.File, Line: d.Line, Message: d.Message, Apps: d.Apps})
+		case d.Reason == render.ReasonUnreadable && failedAt[d.File]:
+		default:
+			problems = append(problems, report.Problem{File: d.File, Line: d.Line, Message: d.String()})
+		}
+	}
+	for _, d := range r.Warnings {
+		warnings = append(warnings, report.Warning{File: d.File, Line: d.Line, Message: d.Message, Apps: d.Apps})
+	}
+	return problems, warnings
+}
+
+// errorLocation is the file and line an app's render error names.
+func errorLocation(a *render.AppResult) (string, int) {
+	var be *render.BuildError
+	if errors.As(a.Err, &be) {
+		return be.File, be.Line
+	}
+	return a.Found.File, a.Found.Line
+}

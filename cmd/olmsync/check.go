@@ -1,0 +1,199 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/olmsync/olmsync/check"
+	"github.com/olmsync/olmsync/policy"
+	"github.com/olmsync/olmsync/report"
+)
+
+// sourceFlags are the flags that name a repository and how to read it, shared by check
+// and apps.
+type sourceFlags struct {
+	ref      string
+	cacheDir string
+}
+
+func (f *sourceFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.ref, "ref", "", "check this committed revision (branch, tag, commit; HEAD~1 for a folder) instead of the folder as it is on disk, or the remote's default branch")
+	cmd.Flags().StringVar(&f.cacheDir, "cache-dir", "", "where repositories given by URL are fetched to (default: the user's cache folder, olmsync/git)")
+}
+
+func (f *sourceFlags) source(args []string) check.Source {
+	s := check.Source{Ref: f.ref, CacheDir: f.cacheDir}
+	if len(args) > 0 {
+		s.Location = args[0]
+	}
+	return s
+}
+
+type checkFlags struct {
+	sourceFlags
+	base        string
+	failOn      string
+	format      string
+	output      string
+	groupBy     string
+	policies    []string
+	listObjects bool
+	// what kustomize may do beyond reading the repository
+	allowRemoteBases       bool
+	enableExecPlugins      bool
+	enableContainerPlugins bool
+	enableHelm             bool
+	helmCommand            string
+}
+
+func newCheckCommand() *cobra.Command {
+	f := &checkFlags{}
+	cmd := &cobra.Command{
+		Use:   "check [PATH|URL]",
+		Short: "Render a GitOps repository and check its OLM objects against the operator placement rules",
+		Long: `Render every app of a GitOps repository with kustomize (in-process) and check the OLM objects
+(Subscriptions, OperatorGroups, CatalogSources, CSVs, InstallPlans) against the operator
+placement rules OP001-OP013 and your own Rego rules, cluster by cluster.
+
+PATH is a folder (default: the current one), read as it is on disk, or at --ref from its git
+history. URL is a repository (https, ssh, file) fetched at --ref into a cache.
+
+Exit codes: 0 no error that counts, 1 violations, 2 bad usage or input that could not be
+read, rendered or evaluated (the report still lists everything else that was checked).`,
+		Example: `  olmsync check examples/gitops
+  olmsync check --base origin/main --fail-on new --format github
+  olmsync check https://github.com/org/apps --ref v1.2.0 --format sarif -o olmsync.sarif`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCheck(cmd, f, args)
+		},
+	}
+	f.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.base, "base", "", "also check this revision (a pull request's base) and mark each violation new or pre-existing; list the OLM changes")
+	fl.StringVar(&f.failOn, "fail-on", string(report.FailOnAll), "which errors fail the check: all, or only those new against --base")
+	fl.StringVar(&f.format, "format", string(report.FormatText), "report format: text, json, sarif, junit, github or markdown")
+	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file instead of standard output")
+	fl.StringVar(&f.groupBy, "group-by", "", "group text violations and JUnit suites by file, app or rule")
+	fl.StringArrayVar(&f.policies, "policy", nil, "a folder of your own Rego rules (deny/warn); may be repeated")
+	fl.BoolVar(&f.listObjects, "list-objects", false, "list every checked object in the report (JUnit always lists them)")
+	fl.BoolVar(&f.allowRemoteBases, "allow-remote-bases", false, "let kustomizations use remote bases and files (network access)")
+	fl.BoolVar(&f.enableExecPlugins, "enable-exec-plugins", false, "run kustomize exec plugins and exec KRM functions (runs code from the repository)")
+	fl.BoolVar(&f.enableContainerPlugins, "enable-container-plugins", false, "run kustomize container KRM functions")
+	fl.BoolVar(&f.enableHelm, "enable-helm", false, "let kustomizations inflate Helm charts (helmCharts)")
+	fl.StringVar(&f.helmCommand, "helm-command", "helm", "the helm binary --enable-helm runs")
+	return cmd
+}
+
+func runCheck(cmd *cobra.Command, f *checkFlags, args []string) error {
+	failOn, err := report.ParseFailOn(f.failOn)
+	if err != nil {
+		return err
+	}
+	format, err := report.ParseFormat(f.format)
+	if err != nil {
+		return err
+	}
+	groupBy, err := report.ParseGroupBy(f.groupBy)
+	if err != nil {
+		return err
+	}
+	if failOn == report.FailOnNew && f.base == "" {
+		return fmt.Errorf("--fail-on new needs --base: without a base revision every violation is new")
+	}
+	opts := check.Options{}
+	opts.Render.AllowRemoteBases = f.allowRemoteBases
+	opts.Render.EnableExecPlugins = f.enableExecPlugins
+	opts.Render.EnableContainerPlugins = f.enableContainerPlugins
+	opts.Render.EnableHelm = f.enableHelm
+	opts.Render.HelmCommand = f.helmCommand
+	for _, dir := range f.policies {
+		opts.Policies = append(opts.Policies, policy.Dir(dir))
+	}
+
+	src := f.source(args)
+	head, err := checkRevision(cmd, src, opts)
+	if err != nil {
+		return err
+	}
+	var base *check.Result
+	if f.base != "" {
+		if base, err = checkRevision(cmd, src.At(f.base), opts); err != nil {
+			return fmt.Errorf("base revision: %w", err)
+		}
+	}
+	rep, err := check.Report(head, base, check.ReportOptions{
+		Tool:        report.Tool{Name: "olmsync", Version: currentBuildInfo().Version},
+		FailOn:      failOn,
+		ListObjects: f.listObjects || format == report.FormatJUnit,
+	})
+	if err != nil {
+		return err
+	}
+	if err := writeReport(cmd, f.output, rep, format, groupBy); err != nil {
+		return err
+	}
+	switch report.ExitCode(rep, failOn) {
+	case report.ExitViolations:
+		return &findingsError{fmt.Sprintf("%d errors", rep.Summary.Errors)}
+	case report.ExitIncomplete:
+		return fmt.Errorf("check incomplete: %d inputs could not be read, rendered or evaluated (listed in the report)", countHeadProblems(rep))
+	}
+	return nil
+}
+
+// checkRevision opens one revision and checks it.
+func checkRevision(cmd *cobra.Command, src check.Source, opts check.Options) (*check.Result, error) {
+	tree, err := src.Open(cmd.Context())
+	if err != nil {
+		return nil, err
+	}
+	return check.Run(cmd.Context(), tree, opts)
+}
+
+func writeReport(cmd *cobra.Command, output string, rep *report.Report, format report.Format, groupBy report.GroupBy) error {
+	opts := report.Options{GroupBy: groupBy, SourceURL: githubSourceURL(rep)}
+	if output == "" {
+		opts.Color = colorful(cmd.OutOrStdout())
+		return report.Write(cmd.OutOrStdout(), rep, format, opts)
+	}
+	file, err := os.Create(output)
+	if err != nil {
+		return fmt.Errorf("write the report: %w", err)
+	}
+	err = report.Write(file, rep, format, opts)
+	if cerr := file.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("write the report: %w", cerr)
+	}
+	return err
+}
+
+// colorful: colours only for a terminal, and never when NO_COLOR is set (no-color.org).
+func colorful(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && os.Getenv("NO_COLOR") == "" && term.IsTerminal(int(f.Fd()))
+}
+
+// githubSourceURL links the Markdown report's locations to the checked commit when the
+// check runs in GitHub Actions.
+func githubSourceURL(rep *report.Report) string {
+	server, repo := os.Getenv("GITHUB_SERVER_URL"), os.Getenv("GITHUB_REPOSITORY")
+	if server == "" || repo == "" || rep.Revision.Commit == "" {
+		return ""
+	}
+	return server + "/" + repo + "/blob/" + rep.Revision.Commit + "/"
+}
+
+func countHeadProblems(rep *report.Report) int {
+	n := 0
+	for _, p := range rep.Problems {
+		if !p.Base {
+			n++
+		}
+	}
+	return n
+}
