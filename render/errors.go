@@ -3,6 +3,7 @@ package render
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinel errors. A BuildError wraps one of them when olmsync itself refused or could
@@ -53,8 +54,10 @@ func (e *BuildError) Error() string {
 		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
 	}
 	var ye *YAMLError
-	if errors.As(e.Err, &ye) && ye.File == e.File && ye.Line == e.Line {
-		// the YAML error already starts with the location
+	var fe *fileError
+	if errors.As(e.Err, &ye) && ye.File == e.File && ye.Line == e.Line ||
+		errors.As(e.Err, &fe) && fe.file == e.File && e.Line == 0 {
+		// the error already names the location
 		return fmt.Sprintf("render app %q: %v", e.App, e.Err)
 	}
 	if loc == "" {
@@ -64,6 +67,23 @@ func (e *BuildError) Error() string {
 }
 
 func (e *BuildError) Unwrap() error { return e.Err }
+
+// fileError is a repository file that could not be read: a symbolic link out of the
+// repository, a file over the filesystem's size bound, an unreadable file. A BuildError
+// names the file.
+type fileError struct {
+	file string
+	err  error
+}
+
+func (e *fileError) Error() string {
+	if strings.Contains(e.err.Error(), e.file) {
+		return e.err.Error() // the filesystem's message names the file already
+	}
+	return e.file + ": " + e.err.Error()
+}
+
+func (e *fileError) Unwrap() error { return e.err }
 
 // kustomizeError is kustomize's own message, marked as ErrKustomize for errors.Is.
 type kustomizeError struct{ msg string }

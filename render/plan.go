@@ -96,11 +96,14 @@ func (pl *planner) buildError(err error) *BuildError {
 	be := &BuildError{App: pl.p.app.ID(), Err: err}
 	var ye *YAMLError
 	var le *locatedError
+	var fe *fileError
 	switch {
 	case errors.As(err, &le):
 		be.File, be.Line, be.Err = le.file, le.line, le.err
 	case errors.As(err, &ye):
 		be.File, be.Line = ye.File, ye.Line
+	case errors.As(err, &fe):
+		be.File = fe.file
 	case pl.p.kust != nil:
 		be.File = pl.p.kust.File
 	default:

@@ -81,11 +81,11 @@ func (r *repo) inside(rel string) bool {
 // readFile reads a repository file, refusing one that a symlink leads out of the repository.
 func (r *repo) readFile(rel string) ([]byte, error) {
 	if !r.inside(rel) {
-		return nil, fmt.Errorf("%s: %w (through a symbolic link)", rel, ErrOutsideRepository)
+		return nil, &fileError{file: rel, err: fmt.Errorf("%w (through a symbolic link)", ErrOutsideRepository)}
 	}
 	data, err := r.fsys.ReadFile(r.abs(rel))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", rel, err)
+		return nil, &fileError{file: rel, err: err}
 	}
 	return data, nil
 }

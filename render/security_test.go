@@ -263,6 +263,12 @@ func TestSymlinkOutOfRepository(t *testing.T) {
 			t.Errorf("app %s: err = %v, want ErrOutsideRepository", name, app.Err)
 		}
 	}
+	// The error names the kustomization entry that leads out.
+	var be *BuildError
+	if err := appNamed(t, res, "file").Err; !errors.As(err, &be) || be.File != "file/kustomization.yaml" || be.Line != 2 ||
+		err.Error() != `render app "file": file/kustomization.yaml:2: resources entry "secret.yaml": path leads outside the repository` {
+		t.Errorf("app file: %v", err)
+	}
 }
 
 func TestOverlayFSConfines(t *testing.T) {

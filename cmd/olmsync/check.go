@@ -141,7 +141,12 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) error {
 	case report.ExitViolations:
 		return &findingsError{fmt.Sprintf("%d errors", rep.Summary.Errors)}
 	case report.ExitIncomplete:
-		return fmt.Errorf("check incomplete: %d inputs could not be read, rendered or evaluated (listed in the report)", countHeadProblems(rep))
+		n := countHeadProblems(rep)
+		what := "inputs"
+		if n == 1 {
+			what = "input"
+		}
+		return fmt.Errorf("check incomplete: %d %s could not be read, rendered or evaluated (listed in the report)", n, what)
 	}
 	return nil
 }
