@@ -1,0 +1,302 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/olmsync/olmsync/policy"
+	"github.com/olmsync/olmsync/render"
+	"github.com/olmsync/olmsync/render/rendertest"
+	"github.com/olmsync/olmsync/sources"
+)
+
+// The benchmark re-runs its own test binary to measure peak memory (the child's maximum
+// resident set size) of one render or one check in a fresh process: a benchmark loop in
+// one process only shows allocations.
+const (
+	benchChildEnv = "OLMSYNC_BENCH_CHILD" // idle, render or check
+	benchRepoEnv  = "OLMSYNC_BENCH_REPO"
+	// The CLIs the comparison runs; `make bench` installs them and sets these.
+	kustomizeEnv = "OLMSYNC_KUSTOMIZE"
+	conftestEnv  = "OLMSYNC_CONFTEST"
+)
+
+// TestMain runs the benchmark's child processes.
+func TestMain(m *testing.M) {
+	if what := os.Getenv(benchChildEnv); what != "" {
+		if err := benchChild(what, os.Getenv(benchRepoEnv)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// benchChild renders (or checks) the repository at dir once.
+func benchChild(what, dir string) error {
+	tree, err := sources.OpenWorkTree(dir, sources.Limits{})
+	if err != nil {
+		return err
+	}
+	switch what {
+	case "idle":
+		return nil
+	case "render":
+		_, err = render.Render(context.Background(), tree.FS, tree.Root, render.Options{})
+	case "check":
+		_, err = Run(context.Background(), tree, Options{})
+	default:
+		err = fmt.Errorf("unknown benchmark child %q", what)
+	}
+	return err
+}
+
+// BenchmarkCheck renders and checks the generated repository of the issue: 25 clusters of
+// a cluster-scope overlay and 11 individual apps each (300 apps, 5,000 objects), found
+// through Argo CD Applications, from disk.
+//
+//   - render: discovery and every kustomize build, in-process (render.Render);
+//   - render+policy: the whole check of a revision (Run): render, the policy inputs, every
+//     built-in rule over each cluster;
+//   - kustomize+conftest: what a team would run without olmsync: the kustomize CLI once
+//     per app (as many at once as olmsync builds apps in parallel), then one
+//     `conftest test --combine` over all the output with olmsync's own built-in rules and
+//     testdata/conftest/main.rego, which builds olmsync's per-cluster policy input from
+//     conftest's combined input (the rules look across apps, so conftest must see them all
+//     at once). It checks that conftest finds as many violations as olmsync. Skipped
+//     unless OLMSYNC_KUSTOMIZE and OLMSYNC_CONFTEST name the CLIs (make bench does).
+//
+// Each reports peak-RSS-MB: the peak resident memory of one run in a fresh process (for
+// kustomize+conftest, the largest of its processes), next to idle-RSS-MB, the test
+// binary's own footprint.
+func BenchmarkCheck(b *testing.B) {
+	dir := b.TempDir()
+	shape := rendertest.Benchmark
+	if err := shape.Write(filesys.MakeFsOnDisk(), dir); err != nil {
+		b.Fatal(err)
+	}
+	tree, err := sources.OpenWorkTree(dir, sources.Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	idle := childPeakRSS(b, "idle", dir)
+	first, err := Run(context.Background(), tree, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	violations := len(first.Violations)
+
+	b.Run("render", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			res, err := render.Render(context.Background(), tree.FS, tree.Root, render.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(res.Apps) != shape.Apps() || len(res.Failed()) != 0 {
+				b.Fatalf("%d apps, %d failed", len(res.Apps), len(res.Failed()))
+			}
+		}
+		b.ReportMetric(float64(shape.Objects()), "objects")
+		b.ReportMetric(childPeakRSS(b, "render", dir), "peak-RSS-MB")
+		b.ReportMetric(idle, "idle-RSS-MB")
+	})
+
+	b.Run("render+policy", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			res, err := Run(context.Background(), tree, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !res.Complete() || len(res.Violations) != violations || violations == 0 {
+				b.Fatalf("problems %v, %d violations", res.Problems, len(res.Violations))
+			}
+		}
+		b.ReportMetric(float64(violations), "violations")
+		b.ReportMetric(childPeakRSS(b, "check", dir), "peak-RSS-MB")
+		b.ReportMetric(idle, "idle-RSS-MB")
+	})
+
+	b.Run("kustomize+conftest", func(b *testing.B) {
+		kustomize, conftest := os.Getenv(kustomizeEnv), os.Getenv(conftestEnv)
+		if kustomize == "" || conftest == "" {
+			b.Skipf("set %s and %s to the kustomize and conftest CLIs (make bench installs and sets them)", kustomizeEnv, conftestEnv)
+		}
+		cmp := newCLIComparison(b, tree, dir, kustomize, conftest)
+		var peak float64
+		var phases [2]time.Duration
+		for b.Loop() {
+			found, rss, took := cmp.run(b)
+			if found != violations {
+				b.Fatalf("conftest found %d violations, olmsync %d", found, violations)
+			}
+			peak = max(peak, rss)
+			phases[0] += took[0]
+			phases[1] += took[1]
+		}
+		b.ReportMetric(float64(violations), "violations")
+		b.ReportMetric(peak, "peak-RSS-MB")
+		b.ReportMetric(phases[0].Seconds()/float64(b.N), "kustomize-s/op")
+		b.ReportMetric(phases[1].Seconds()/float64(b.N), "conftest-s/op")
+	})
+}
+
+// cliComparison runs the kustomize CLI per app and conftest on the output.
+type cliComparison struct {
+	kustomize, conftest string
+	repo, out, policies string
+	data                string
+	apps                []render.App
+}
+
+func newCLIComparison(b *testing.B, tree *sources.Tree, repo, kustomize, conftest string) *cliComparison {
+	d, err := Apps(tree)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// OLMSYNC_BENCH_KEEP keeps the kustomize output, the policies and the data in a
+	// folder, to run conftest by hand.
+	work := os.Getenv("OLMSYNC_BENCH_KEEP")
+	if work == "" {
+		work = b.TempDir()
+	}
+	c := &cliComparison{kustomize: kustomize, conftest: conftest, repo: repo, apps: d.Apps,
+		out: filepath.Join(work, "out"), policies: filepath.Join(work, "policies"), data: filepath.Join(work, "data.json")}
+	if err := os.MkdirAll(c.policies, 0o755); err != nil {
+		b.Fatal(err)
+	}
+
+	// The policies: olmsync's built-in rules (tests left out) and the bridge.
+	builtin, err := filepath.Glob(filepath.Join("..", "policy", "rego", "*.rego"))
+	if err != nil || len(builtin) == 0 {
+		b.Fatalf("built-in rules: %v", err)
+	}
+	for _, f := range append(builtin, filepath.Join("testdata", "conftest", "main.rego")) {
+		if strings.HasSuffix(f, "_test.rego") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(c.policies, filepath.Base(f)), data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+
+	// The facts about apps that kustomize's output lacks, and the policy settings.
+	apps := map[string]any{}
+	for _, a := range d.Apps {
+		apps[c.outFile(a)] = map[string]any{
+			"cluster": a.Cluster, "name": a.Name, "path": a.Path, "namespace": a.Namespace, "clusterScope": a.ClusterScope,
+		}
+	}
+	clusterScoped := map[string]bool{}
+	for _, kind := range []string{"Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition"} {
+		clusterScoped[kind] = true
+	}
+	cfg := policy.DefaultConfig()
+	doc, err := json.Marshal(map[string]any{"olmsync_bench": map[string]any{
+		"apps": apps, "config": cfg, "clusterScoped": clusterScoped,
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(c.data, doc, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// outFile is where an app's kustomize output goes, relative to the output folder: the
+// path conftest reports its documents under.
+func (c *cliComparison) outFile(a render.App) string {
+	return path.Join(a.Cluster, a.Name+".yaml")
+}
+
+// run builds every app with the kustomize CLI, GOMAXPROCS at a time, then runs conftest
+// once; it returns the violations conftest found, the peak memory of the largest process,
+// and how long each phase took.
+func (c *cliComparison) run(b *testing.B) (violations int, peakMB float64, took [2]time.Duration) {
+	start := time.Now()
+	var mu sync.Mutex
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for _, a := range c.apps {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			out := filepath.Join(c.out, filepath.FromSlash(c.outFile(a)))
+			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+				b.Error(err)
+				return
+			}
+			cmd := exec.Command(c.kustomize, "build", filepath.Join(c.repo, filepath.FromSlash(a.Path)), "-o", out)
+			if output, err := cmd.CombinedOutput(); err != nil {
+				b.Errorf("kustomize build %s: %v\n%s", a.Path, err, output)
+				return
+			}
+			mu.Lock()
+			peakMB = max(peakMB, peakRSSMB(cmd.ProcessState))
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if b.Failed() {
+		b.FailNow()
+	}
+	took[0] = time.Since(start)
+	start = time.Now()
+
+	cmd := exec.Command(c.conftest, "test", "--combine", "--no-color", "-o", "json",
+		"-p", c.policies, "-d", c.data, ".")
+	cmd.Dir = c.out // so that conftest's paths are <cluster>/<app>.yaml
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() > 1 {
+		b.Fatalf("conftest: %v\n%s%s", err, stderr.Bytes(), stdout.Bytes())
+	}
+	took[1] = time.Since(start)
+	peakMB = max(peakMB, peakRSSMB(cmd.ProcessState))
+	var results []struct {
+		Warnings []json.RawMessage `json:"warnings"`
+		Failures []json.RawMessage `json:"failures"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &results); err != nil {
+		b.Fatalf("conftest output: %v\n%s", err, stdout.Bytes())
+	}
+	for _, r := range results {
+		violations += len(r.Failures) + len(r.Warnings)
+	}
+	return violations, peakMB, took
+}
+
+// childPeakRSS runs one render or check (or nothing: idle) of the repository at dir in a
+// fresh process and returns its peak resident memory in MB.
+func childPeakRSS(b *testing.B, what, dir string) float64 {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), benchChildEnv+"="+what, benchRepoEnv+"="+dir)
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("benchmark child %s: %v\n%s", what, err, out)
+	}
+	b.Logf("%s in a fresh process: %s", what, time.Since(start).Round(time.Millisecond))
+	return peakRSSMB(cmd.ProcessState)
+}
