@@ -75,7 +75,7 @@ read, rendered or evaluated (the report still lists everything else that was che
 	f.register(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&f.base, "base", "", "also check this revision (a pull request's base) and mark each violation new or pre-existing; list the OLM changes")
-	fl.StringVar(&f.failOn, "fail-on", string(report.FailOnAll), "which errors fail the check: all, or only those new against --base")
+	fl.StringVar(&f.failOn, "fail-on", string(report.FailOnAll), "which errors fail the check: all, or only those new against --base (without --base every violation is new)")
 	fl.StringVar(&f.format, "format", string(report.FormatText), "report format: text, json, sarif, junit, github or markdown")
 	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file instead of standard output")
 	fl.StringVar(&f.groupBy, "group-by", "", "group text violations and JUnit suites by file, app or rule")
@@ -101,9 +101,6 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) error {
 	groupBy, err := report.ParseGroupBy(f.groupBy)
 	if err != nil {
 		return err
-	}
-	if failOn == report.FailOnNew && f.base == "" {
-		return fmt.Errorf("--fail-on new needs --base: without a base revision every violation is new")
 	}
 	opts := check.Options{}
 	opts.Render.AllowRemoteBases = f.allowRemoteBases

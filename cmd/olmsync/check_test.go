@@ -55,7 +55,6 @@ func TestCheckUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"fail on new without a base", []string{"check", dir, "--fail-on", "new"}, "--fail-on new needs --base"},
 		{"unknown format", []string{"check", dir, "--format", "xml"}, `unknown report format "xml"`},
 		{"unknown fail-on", []string{"check", dir, "--fail-on", "some"}, `unknown --fail-on value "some"`},
 		{"unknown group-by", []string{"check", dir, "--group-by", "colour"}, `unknown --group-by value "colour"`},
@@ -99,8 +98,11 @@ func TestCheckPullRequest(t *testing.T) {
 		t.Errorf("changes %+v", r.Changes)
 	}
 
-	// --fail-on all fails on the pre-existing error.
+	// --fail-on all fails on the pre-existing error, and so does --fail-on new without a
+	// base (on a push, say): every violation is new then.
 	_, err = checkJSON(t, dir, "--base", "main")
+	wantExit(t, err, exitFindings)
+	_, err = checkJSON(t, dir, "--fail-on", "new")
 	wantExit(t, err, exitFindings)
 
 	// A new violation in an uncommitted change fails --fail-on new.
