@@ -139,12 +139,16 @@ type WaiverObject struct {
 
 // Catalog is a catalog the OLM preview resolves Subscriptions against.
 type Catalog struct {
-	// Name and Namespace of the CatalogSource it stands for. Both required.
-	Name      string `yaml:"name" json:"name"`
-	Namespace string `yaml:"namespace" json:"namespace"`
+	// Name of the CatalogSource it stands for. Required.
+	Name string `yaml:"name" json:"name"`
+	// Namespace of the CatalogSource; the marketplace namespace (policy.marketplaceNamespace)
+	// when empty.
+	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
 	// Source is where its content is: a folder in the repository (relative path) or an
-	// image reference. Required.
+	// image reference naming its registry. Required.
 	Source string `yaml:"source" json:"source"`
+	// Line is where the catalog is written in the config file (set by ParseConfig).
+	Line int `yaml:"-" json:"-"`
 }
 
 // Date is a calendar day written YYYY-MM-DD.
@@ -254,6 +258,9 @@ func parseConfig(file string, data []byte) (*Config, *yaml.Node, error) {
 	}
 	for i := range c.Waivers {
 		c.Waivers[i].Line = seqItemLine(root, "waivers", i)
+	}
+	for i := range c.Catalogs {
+		c.Catalogs[i].Line = seqItemLine(root, "catalogs", i)
 	}
 	c.normalize()
 	c.applyDefaults(mapValue(root, "policy"))
@@ -369,8 +376,8 @@ func (c *Config) validate(file string, root *yaml.Node) error {
 		}
 	}
 	for i, cat := range c.Catalogs {
-		if cat.Name == "" || cat.Namespace == "" || cat.Source == "" {
-			return fail(seqItemLine(root, "catalogs", i), "catalogs[%d]: name, namespace and source are required", i)
+		if cat.Name == "" || cat.Source == "" {
+			return fail(seqItemLine(root, "catalogs", i), "catalogs[%d]: name and source are required", i)
 		}
 	}
 	return nil

@@ -69,7 +69,7 @@ catalogs:
 			Expires: &Date{time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC)},
 			Line:    24,
 		}},
-		Catalogs: []Catalog{{Name: "community-operators", Namespace: "openshift-marketplace", Source: "catalogs/community"}},
+		Catalogs: []Catalog{{Name: "community-operators", Namespace: "openshift-marketplace", Source: "catalogs/community", Line: 29}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
@@ -144,7 +144,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"global group with targets", "policy:\n  operatorGroups:\n  - {namespace: a, name: b, global: true, targetNamespaces: [c]}\n", 3, "a global group has no targetNamespaces"},
 		{"waiver without reason", "waivers:\n- rule: OP006\n  object: {kind: Subscription, name: s}\n", 2, "reason is required"},
 		{"waiver without object", "waivers:\n- rule: OP006\n  reason: ok\n", 2, "object.kind and object.name are required"},
-		{"catalog without source", "catalogs:\n- {name: c, namespace: n}\n", 2, "name, namespace and source are required"},
+		{"catalog without source", "catalogs:\n- {name: c, namespace: n}\n", 2, "name and source are required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
