@@ -48,6 +48,9 @@ type Section interface {
 type Result struct {
 	// Revision names what was checked, as the report shows it.
 	Revision report.Revision
+	// Tree is the revision's content, for stages that read more of it (the OLM preview
+	// reads catalogs kept in the repository).
+	Tree *sources.Tree
 	// Render is every app with its objects or its error; nil when olmsync.yaml could not
 	// be read, since nothing can be found without it.
 	Render *render.Result
@@ -81,7 +84,7 @@ func (r *Result) Complete() bool { return len(r.Problems) == 0 }
 // the context ends or the tree's root cannot be read; everything wrong with the
 // repository's content is a Problem of the result, and the rest is still checked.
 func Run(ctx context.Context, tree *sources.Tree, opts Options) (*Result, error) {
-	res := &Result{Revision: RevisionOf(tree)}
+	res := &Result{Revision: RevisionOf(tree), Tree: tree}
 	rendered, err := render.Render(ctx, tree.FS, tree.Root, opts.Render)
 	var cfgErr *render.ConfigError
 	switch {

@@ -9,7 +9,13 @@ import (
 	"time"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/olmsync/olmsync/sources"
 )
+
+// TreeFS shows the folder dir (an absolute path of the tree, Tree.Abs) of a revision as
+// an io/fs.FS, confined to the repository and bound in size like the tree itself.
+func TreeFS(tree *sources.Tree, dir string) fs.FS { return treeFS(tree.FS, dir) }
 
 // treeFS shows the folder dir of a kustomize filesystem (a sources.Tree's, confined to
 // the repository) as an io/fs.FS, which is what the policy package reads rules from.
