@@ -31,6 +31,7 @@ func Complete(r *Report, failOn FailOn) error {
 	errs = append(errs, completeViolations(r)...)
 	errs = append(errs, completeChanges(r)...)
 	completeInputs(r)
+	completePreview(r)
 	r.Summary = summarize(r, failOn)
 	return errors.Join(errs...)
 }

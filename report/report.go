@@ -41,6 +41,11 @@ type Report struct {
 	// Objects are the objects that were checked, when the CLI lists them; JUnit turns the
 	// ones without violations into passed test cases.
 	Objects []Object `json:"objects,omitempty"`
+	// Subscriptions and OperatorGroups are the OLM preview (`--catalog`): what OLM would
+	// do with each Subscription and OperatorGroup of the checked revision, cluster by
+	// cluster. Absent when the preview did not run or found nothing.
+	Subscriptions  []SubscriptionPreview  `json:"subscriptions,omitempty"`
+	OperatorGroups []OperatorGroupPreview `json:"operatorGroups,omitempty"`
 }
 
 // Tool names the program that wrote the report.

@@ -1,0 +1,196 @@
+package report
+
+import (
+	"cmp"
+	"slices"
+)
+
+// SubscriptionPreview is what the OLM preview (`--catalog`) predicts for one Subscription
+// declared in Git: what OLM resolves for it, what comes along, and the phase its CSV
+// would reach. Resolution and outcome use OLM's own status strings.
+type SubscriptionPreview struct {
+	// Cluster, App, File and Line locate the Subscription in the checked revision.
+	Cluster string `json:"cluster,omitempty"`
+	App     string `json:"app"`
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Package is spec.name; Channel the channel followed (spec.channel, or the package's
+	// default channel when it names none).
+	Package string `json:"package"`
+	Channel string `json:"channel"`
+	// Source and SourceNamespace name the catalog (spec.source, spec.sourceNamespace; the
+	// Subscription's namespace when that is empty).
+	Source          string `json:"source"`
+	SourceNamespace string `json:"sourceNamespace"`
+	// Approval is Automatic or Manual.
+	Approval string `json:"approval"`
+	// Installed is the CSV the cluster runs for the Subscription (status.installedCSV of
+	// the cluster state, or what the base revision installs), when there is one.
+	Installed string `json:"installed,omitempty"`
+
+	Resolution PreviewResolution `json:"resolution"`
+	// Dependencies are the bundles that come along to satisfy what the CSV requires.
+	Dependencies []PreviewDependency `json:"dependencies"`
+	// Outcome is the phase and reason the Subscription's CSV would reach; absent when
+	// there is no CSV to speak of (nothing resolved and nothing installed).
+	Outcome *PreviewOutcome `json:"outcome,omitempty"`
+	// Change says what the change does to the Subscription, with a base only.
+	Change *SubscriptionChange `json:"change,omitempty"`
+}
+
+// ID names the Subscription as messages do: "namespace/name".
+func (s SubscriptionPreview) ID() string { return s.Namespace + "/" + s.Name }
+
+// Resolution statuses. Resolved, UpToDate and Failed are the resolver's; Unknown means
+// the catalog the Subscription names was not given, so nothing could be resolved.
+const (
+	ResolutionResolved = "Resolved"
+	ResolutionUpToDate = "UpToDate"
+	ResolutionFailed   = "Failed"
+	ResolutionUnknown  = "Unknown"
+)
+
+// PreviewResolution is what OLM's resolver decides for the Subscription.
+type PreviewResolution struct {
+	// Status is Resolved, UpToDate, Failed or Unknown.
+	Status string `json:"status"`
+	// Reason is set when Status is Failed: ConstraintsNotSatisfiable,
+	// ErrorPreventedResolution (OLM's), UpgradeHeld or NoUpgradePath (olmsync's).
+	Reason string `json:"reason,omitempty"`
+	// Next is the CSV OLM installs next; NextSource the catalog ("namespace/name") that
+	// supplies it when that is not the Subscription's own.
+	Next       string `json:"next,omitempty"`
+	NextSource string `json:"nextSource,omitempty"`
+	// Head is the head of the subscribed channel.
+	Head string `json:"head,omitempty"`
+	// Path is every CSV OLM installs, one upgrade at a time, from Next to the head.
+	Path []string `json:"path"`
+	// Skipped are the channel's CSVs between the installed one and the head that the path
+	// leaves out (skips, skipRange).
+	Skipped []string `json:"skipped,omitempty"`
+	Message string   `json:"message,omitempty"`
+}
+
+// PreviewDependency is a bundle installed (or already installed) to satisfy a
+// requirement of what the Subscription installs.
+type PreviewDependency struct {
+	Name    string `json:"name"`
+	Package string `json:"package,omitempty"`
+	Channel string `json:"channel,omitempty"`
+	// Source is the catalog ("namespace/name") it comes from; empty when installed.
+	Source string `json:"source,omitempty"`
+	// RequiredBy is the CSV that requires it, Requirement what it requires in OLM's words.
+	RequiredBy  string `json:"requiredBy"`
+	Requirement string `json:"requirement"`
+	Installed   bool   `json:"installed,omitempty"`
+}
+
+// PreviewOutcome is the phase and reason a CSV would reach, in OLM's strings: Succeeded /
+// InstallSucceeded when nothing stands in the way; Failed with an OperatorGroup reason
+// (NoOperatorGroup, TooManyOperatorGroups, UnsupportedOperatorGroup,
+// InterOperatorGroupOwnerConflict, ...); Pending / RequirementsNotMet; or, for a Manual
+// Subscription with something to install, RequiresApproval (the InstallPlan's phase:
+// no CSV exists until someone approves it).
+type PreviewOutcome struct {
+	// CSV is the CSV the outcome is about: Next, or the installed CSV.
+	CSV     string `json:"csv"`
+	Phase   string `json:"phase"`
+	Reason  string `json:"reason"`
+	Message string `json:"message,omitempty"`
+}
+
+// Failed reports whether the CSV would end Failed or stuck Pending.
+func (o *PreviewOutcome) Failed() bool {
+	return o != nil && (o.Phase == "Failed" || o.Reason == "RequirementsNotMet")
+}
+
+// Kinds of SubscriptionChange.
+const (
+	// ChangeInstall: the base has no such Subscription (or it installs nothing there).
+	ChangeInstall = "install"
+	// ChangeUpgrade: the base runs an older CSV of the same channel.
+	ChangeUpgrade = "upgrade"
+	// ChangeChannelSwitch: the Subscription follows another channel than in the base.
+	ChangeChannelSwitch = "channelSwitch"
+	// ChangeUnchanged: the Subscription ends on the CSV the base runs.
+	ChangeUnchanged = "unchanged"
+)
+
+// SubscriptionChange is what the change does to a Subscription against the base.
+type SubscriptionChange struct {
+	// Type is install, upgrade, channelSwitch or unchanged.
+	Type string `json:"type"`
+	// From is the CSV the base revision runs for it; FromChannel the base's channel when
+	// it differs.
+	From        string `json:"from,omitempty"`
+	FromChannel string `json:"fromChannel,omitempty"`
+	// To is the CSV the checked revision ends on.
+	To string `json:"to,omitempty"`
+}
+
+// OperatorGroupPreview is an OperatorGroup as OLM would see it: its target namespaces,
+// the APIs its members provide, and the groups it competes with.
+type OperatorGroupPreview struct {
+	// Cluster, App, File and Line locate the group in the checked revision; App and File
+	// are empty for a group only the cluster has.
+	Cluster string `json:"cluster,omitempty"`
+	App     string `json:"app,omitempty"`
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Origin is git (declared in the checked revision), cluster (the cluster state) or
+	// config (olmsync.yaml's policy.operatorGroups).
+	Origin string `json:"origin"`
+	// TargetNamespaces are what OLM writes to status.namespaces: sorted, [""] for all
+	// namespaces, [] when the group selects none.
+	TargetNamespaces []string `json:"targetNamespaces"`
+	// ProvidedAPIs is the olm.providedAPIs annotation once its members settle
+	// (Kind.version.group, sorted as OLM sorts them).
+	ProvidedAPIs []string `json:"providedAPIs"`
+	// Static is spec.staticProvidedAPIs.
+	Static bool `json:"static,omitempty"`
+	// Conflicts are the other groups whose targets intersect this one's and that provide
+	// some of the same APIs.
+	Conflicts []GroupConflict `json:"conflicts"`
+	// Message says why the group has no targets when OLM refuses its spec.
+	Message string `json:"message,omitempty"`
+}
+
+// GroupConflict is a group that provides some of the same APIs over intersecting
+// namespaces.
+type GroupConflict struct {
+	Namespace string   `json:"namespace"`
+	Name      string   `json:"name"`
+	APIs      []string `json:"apis"`
+}
+
+// completePreview sorts the preview's lists and makes their inner lists non-nil.
+func completePreview(r *Report) {
+	for i := range r.Subscriptions {
+		s := &r.Subscriptions[i]
+		s.File = cleanPath(s.File)
+		s.Resolution.Path = nonNil(s.Resolution.Path)
+		s.Dependencies = nonNil(s.Dependencies)
+	}
+	slices.SortStableFunc(r.Subscriptions, func(a, b SubscriptionPreview) int {
+		return cmp.Or(cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	for i := range r.OperatorGroups {
+		g := &r.OperatorGroups[i]
+		g.File = cleanPath(g.File)
+		g.TargetNamespaces = nonNil(g.TargetNamespaces)
+		g.ProvidedAPIs = nonNil(g.ProvidedAPIs)
+		g.Conflicts = nonNil(g.Conflicts)
+		for j := range g.Conflicts {
+			g.Conflicts[j].APIs = nonNil(g.Conflicts[j].APIs)
+		}
+	}
+	slices.SortStableFunc(r.OperatorGroups, func(a, b OperatorGroupPreview) int {
+		return cmp.Or(cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+}
