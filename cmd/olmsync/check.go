@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/olmsync/olmsync/check"
+	"github.com/olmsync/olmsync/check/preview"
 	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/report"
 )
@@ -42,6 +44,9 @@ type checkFlags struct {
 	groupBy     string
 	policies    []string
 	listObjects bool
+	// the OLM preview
+	catalogs      []string
+	clusterStates []string
 	// what kustomize may do beyond reading the repository
 	allowRemoteBases       bool
 	enableExecPlugins      bool
@@ -80,6 +85,8 @@ read, rendered or evaluated (the report still lists everything else that was che
 	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file instead of standard output")
 	fl.StringVar(&f.groupBy, "group-by", "", "group text violations and JUnit suites by file, app or rule")
 	fl.StringArrayVar(&f.policies, "policy", nil, "a folder of your own Rego rules (deny/warn); may be repeated")
+	fl.StringArrayVar(&f.catalogs, "catalog", nil, "preview what OLM does with each Subscription, resolving against this catalog: NAME[/NAMESPACE]=SRC, SRC a folder, a path in the repository or an image reference (NAMESPACE: the marketplace namespace); may be repeated")
+	fl.StringArrayVar(&f.clusterStates, "cluster-state", nil, "a folder of YAML objects (Namespaces, OperatorGroups, CSVs, Subscriptions, CatalogSources) the OLM preview takes as what the cluster has, [CLUSTER=]DIR; without it the cluster is empty; may be repeated")
 	fl.BoolVar(&f.listObjects, "list-objects", false, "list every checked object in the report (JUnit always lists them)")
 	fl.BoolVar(&f.allowRemoteBases, "allow-remote-bases", false, "let kustomizations use remote bases and files (network access)")
 	fl.BoolVar(&f.enableExecPlugins, "enable-exec-plugins", false, "run kustomize exec plugins and exec KRM functions (runs code from the repository)")
@@ -112,16 +119,27 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) error {
 		opts.Policies = append(opts.Policies, policy.Dir(dir))
 	}
 
-	src := f.source(args)
-	head, err := checkRevision(cmd, src, opts)
+	previewOpts, err := f.previewOptions()
 	if err != nil {
 		return err
 	}
+
+	src := f.source(args)
+	// The base is checked first: the preview of the head takes what the base installs as
+	// what the cluster runs, so that it can say what the change does.
 	var base *check.Result
 	if f.base != "" {
-		if base, err = checkRevision(cmd, src.At(f.base), opts); err != nil {
+		baseOpts := opts
+		baseOpts.Stages = []check.Stage{preview.New(previewOpts)}
+		if base, err = checkRevision(cmd, src.At(f.base), baseOpts); err != nil {
 			return fmt.Errorf("base revision: %w", err)
 		}
+		previewOpts.Base = previewSection(base)
+	}
+	opts.Stages = []check.Stage{preview.New(previewOpts)}
+	head, err := checkRevision(cmd, src, opts)
+	if err != nil {
+		return err
 	}
 	rep, err := check.Report(head, base, check.ReportOptions{
 		Tool:        report.Tool{Name: "olmsync", Version: currentBuildInfo().Version},
@@ -144,6 +162,46 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) error {
 			what = "input"
 		}
 		return fmt.Errorf("check incomplete: %d %s could not be read, rendered or evaluated (listed in the report)", n, what)
+	}
+	return nil
+}
+
+// previewOptions turns the preview's flags into its options.
+func (f *checkFlags) previewOptions() (preview.Options, error) {
+	var opts preview.Options
+	for _, c := range f.catalogs {
+		spec, err := preview.ParseCatalogFlag(c)
+		if err != nil {
+			return opts, err
+		}
+		opts.Catalogs = append(opts.Catalogs, spec)
+	}
+	for _, cs := range f.clusterStates {
+		cluster, dir := "", cs
+		if name, rest, ok := strings.Cut(cs, "="); ok {
+			cluster, dir = name, rest
+		}
+		state, err := preview.LoadClusterState(dir)
+		if err != nil {
+			return opts, fmt.Errorf("--cluster-state: %w", err)
+		}
+		if opts.ClusterStates == nil {
+			opts.ClusterStates = map[string]*preview.ClusterState{}
+		}
+		if _, dup := opts.ClusterStates[cluster]; dup {
+			return opts, fmt.Errorf("--cluster-state %s: a second state for cluster %q", cs, cluster)
+		}
+		opts.ClusterStates[cluster] = state
+	}
+	return opts, nil
+}
+
+// previewSection is the OLM preview of a checked revision, or nil.
+func previewSection(res *check.Result) *preview.Section {
+	for _, s := range res.Sections {
+		if p, ok := s.(*preview.Section); ok {
+			return p
+		}
 	}
 	return nil
 }

@@ -1,0 +1,224 @@
+package preview
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/olmsync/olmsync/api/operators"
+	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/api/operators/v1alpha2"
+	"github.com/olmsync/olmsync/reconcile/olm/groups"
+)
+
+// ClusterState is what a cluster has, as far as OLM is concerned: its Namespaces (with
+// their labels, which OperatorGroup selectors read), OperatorGroups (with the
+// olm.providedAPIs OLM wrote on them), CSVs, Subscriptions (with status.installedCSV) and
+// CatalogSources (their priority). The zero value is an empty cluster.
+type ClusterState struct {
+	Namespaces     []corev1.Namespace
+	OperatorGroups []operatorsv1.OperatorGroup
+	CSVs           []v1alpha1.ClusterServiceVersion
+	Subscriptions  []v1alpha1.Subscription
+	CatalogSources []v1alpha1.CatalogSource
+	// KubeVersion is the cluster's Kubernetes version (1.33.2) when known; CSVs whose
+	// minKubeVersion is higher stay Pending with RequirementsNotMet.
+	KubeVersion string
+}
+
+// StateError is an object of a cluster state folder that could not be read.
+type StateError struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *StateError) Error() string {
+	return fmt.Sprintf("cluster state %s:%d: %v", e.File, e.Line, e.Err)
+}
+
+func (e *StateError) Unwrap() error { return e.Err }
+
+// LoadClusterState reads a folder (or one file) of YAML or JSON manifests — what
+// `kubectl get -o yaml` writes, Lists included — into a ClusterState; what `kubectl
+// version -o yaml` writes gives the cluster's Kubernetes version. Kinds other than
+// Namespace and OLM's are ignored. An object that cannot be read is an error naming its
+// file and line: a snapshot that is silently incomplete would make the preview lie.
+func LoadClusterState(root string) (*ClusterState, error) {
+	st := &ClusterState{}
+	var errs []error
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != root && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(p) {
+		case ".yaml", ".yml", ".json":
+		default:
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, doc := range splitDocuments(data) {
+			if err := st.add(doc.data); err != nil {
+				errs = append(errs, &StateError{File: p, Line: doc.line, Err: err})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read cluster state %s: %w", root, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return st, nil
+}
+
+// add reads one manifest into the state; a List adds each of its items.
+func (st *ClusterState) add(doc []byte) error {
+	data, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return fmt.Errorf("parse manifest: %w", err)
+	}
+	if string(bytes.TrimSpace(data)) == "null" {
+		return nil
+	}
+	var head struct {
+		APIVersion string            `json:"apiVersion"`
+		Kind       string            `json:"kind"`
+		Items      []json.RawMessage `json:"items"`
+		// What `kubectl version -o yaml` writes: the cluster's Kubernetes version.
+		ServerVersion *struct {
+			GitVersion string `json:"gitVersion"`
+		} `json:"serverVersion"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return fmt.Errorf("parse manifest: %w", err)
+	}
+	switch {
+	case head.Kind == "" && head.ServerVersion != nil:
+		st.KubeVersion = strings.TrimPrefix(head.ServerVersion.GitVersion, "v")
+		return nil
+	case strings.HasSuffix(head.Kind, "List"):
+		for i, item := range head.Items {
+			if err := st.add(item); err != nil {
+				return fmt.Errorf("items[%d]: %w", i, err)
+			}
+		}
+		return nil
+	case head.APIVersion == "v1" && head.Kind == "Namespace":
+		var ns corev1.Namespace
+		if err := json.Unmarshal(data, &ns); err != nil {
+			return fmt.Errorf("decode Namespace: %w", err)
+		}
+		st.Namespaces = append(st.Namespaces, ns)
+		return nil
+	case !strings.HasPrefix(head.APIVersion, operators.GroupName+"/"):
+		return nil
+	}
+	obj, err := decodeOLM(data)
+	if err != nil || obj == nil {
+		return err
+	}
+	st.addObject(obj)
+	return nil
+}
+
+// addObject adds a decoded OLM object; kinds the preview does not use are dropped.
+func (st *ClusterState) addObject(obj any) {
+	switch o := obj.(type) {
+	case *operatorsv1.OperatorGroup:
+		st.OperatorGroups = append(st.OperatorGroups, *o)
+	case *v1alpha1.ClusterServiceVersion:
+		st.CSVs = append(st.CSVs, *o)
+	case *v1alpha1.Subscription:
+		st.Subscriptions = append(st.Subscriptions, *o)
+	case *v1alpha1.CatalogSource:
+		st.CatalogSources = append(st.CatalogSources, *o)
+	}
+}
+
+// decodeOLM decodes an operators.coreos.com manifest with the API types, an OperatorGroup
+// of v1alpha2 converted to v1. Fields the types do not know are ignored here: the
+// placement rules and the API server report them on objects in Git.
+func decodeOLM(data []byte) (any, error) {
+	d, err := operators.Decode(data)
+	if errors.Is(err, operators.ErrNotOLMKind) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if og, ok := d.Object.(*v1alpha2.OperatorGroup); ok {
+		return groups.FromV1alpha2(og), nil
+	}
+	return d.Object, nil
+}
+
+// document is one YAML document of a file and the line it starts on.
+type document struct {
+	data []byte
+	line int
+}
+
+// splitDocuments splits a YAML stream on its "---" lines, keeping where each document
+// starts. Documents holding nothing (comments, blank lines) are dropped.
+func splitDocuments(data []byte) []document {
+	var out []document
+	var cur bytes.Buffer
+	start, n := 1, 0
+	flush := func(next int) {
+		if len(bytes.TrimSpace(stripComments(cur.Bytes()))) > 0 {
+			out = append(out, document{data: slices.Clone(cur.Bytes()), line: start})
+		}
+		cur.Reset()
+		start = next
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64*1024), len(data)+1)
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		if line == "---" || strings.HasPrefix(line, "--- ") {
+			flush(n + 1)
+			continue
+		}
+		if cur.Len() == 0 && (strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimSpace(line), "#")) {
+			start = n + 1
+			continue
+		}
+		cur.WriteString(line)
+		cur.WriteByte('\n')
+	}
+	flush(n + 1)
+	return out
+}
+
+func stripComments(b []byte) []byte {
+	var out []byte
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
+			out = append(out, t...)
+		}
+	}
+	return out
+}

@@ -1,0 +1,267 @@
+package preview
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/olmsync/olmsync/check"
+	"github.com/olmsync/olmsync/report"
+	"github.com/olmsync/olmsync/sources"
+)
+
+// fixtureCatalog is testdata/catalog: etcd (channels alpha and stable, v0.9.4 skipping
+// v0.9.3), etcd-backup (needs an EtcdCluster), cert-manager (all namespaces only),
+// widgets (needs an API nobody provides), etcd-cluster-wide (all namespaces, provides
+// EtcdCluster too) and future (minKubeVersion 1.99.0).
+var fixtureCatalog = CatalogSpec{Name: "community-operators", Source: filepath.Join("testdata", "catalog")}
+
+// files is a small repository: path → content.
+type files = map[string]string
+
+func writeTree(t testing.TB, fs files) *sources.Tree {
+	t.Helper()
+	root := t.TempDir()
+	writeFiles(t, root, fs)
+	tree, err := sources.OpenWorkTree(root, sources.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree
+}
+
+func writeFiles(t testing.TB, root string, fs files) {
+	t.Helper()
+	for p, content := range fs {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// docs joins YAML documents with "---" lines.
+func docs(d ...string) string { return strings.Join(d, "---\n") }
+
+// sub is a Subscription of exactly eleven lines, so that the n-th document of a file of
+// them starts on line 1+12n.
+func sub(ns, name, pkg, channel, source, approval string) string {
+	return fmt.Sprintf("apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata:\n  name: %s\n  namespace: %s\n"+
+		"spec:\n  name: %s\n  channel: %s\n  source: %s\n  sourceNamespace: openshift-marketplace\n  installPlanApproval: %s\n",
+		name, ns, pkg, channel, source, approval)
+}
+
+func namespace(name string) string {
+	return "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + name + "\n"
+}
+
+// group is an OperatorGroup of exactly seven lines; targets "" makes it global.
+func group(ns, name, targets string) string {
+	spec := "spec: {}\n"
+	if targets != "" {
+		spec = "spec:\n  targetNamespaces: [" + targets + "]\n"
+	}
+	if targets == "" {
+		spec += "# global\n"
+	}
+	return "apiVersion: operators.coreos.com/v1\nkind: OperatorGroup\nmetadata:\n  name: " + name + "\n  namespace: " + ns + "\n" + spec
+}
+
+// previewRepo has one Subscription per outcome, all in the cluster-scope app's
+// subscriptions.yaml (document n on line 1+11n), and etcd in the app team-a.
+func previewRepo() files {
+	return files{
+		"olmsync.yaml": "apps:\n- {name: cluster-scope, path: cluster-scope, clusterScope: true}\n- {name: team-a, path: team-a, namespace: team-a}\n",
+		"cluster-scope/namespaces.yaml": docs(namespace("team-a"), namespace("team-b"), namespace("team-c"),
+			namespace("team-d"), namespace("team-e"), namespace("team-f"), namespace("team-h"), namespace("team-i")),
+		"cluster-scope/groups.yaml": docs(
+			group("team-a", "team-a", "team-a"), // line 1
+			group("team-b", "team-b", "team-b"), // 9: two groups in team-b
+			group("team-b", "second", "team-b"), // 17
+			group("team-c", "team-c", ""),       // 25: global, etcd supports one namespace only
+			group("team-d", "team-d", "team-d"), // 33
+			group("team-e", "team-e", "team-d"), // 41: targets team-d too: intersects team-d's
+			group("team-f", "team-f", "team-f"), // 49
+			group("team-h", "team-h", "team-h"), // 57
+			group("team-i", "team-i", "team-i"), // 65
+		),
+		"cluster-scope/subscriptions.yaml": docs(
+			sub("openshift-operators", "cert-manager", "cert-manager", "stable", "community-operators", "Automatic"), // 1
+			sub("team-b", "etcd", "etcd", "stable", "community-operators", "Automatic"),                              // 13
+			sub("team-c", "etcd", "etcd", "stable", "community-operators", "Automatic"),                              // 25
+			sub("team-d", "etcd", "etcd", "stable", "community-operators", "Automatic"),                              // 37
+			sub("team-e", "etcd", "etcd", "stable", "community-operators", "Automatic"),                              // 49
+			sub("team-f", "etcd-backup", "etcd-backup", "stable", "community-operators", "Automatic"),                // 61
+			sub("team-g", "etcd", "etcd", "stable", "community-operators", "Automatic"),                              // 73
+			sub("team-h", "etcd", "etcd", "stable", "community-operators", "Manual"),                                 // 85
+			sub("team-i", "widgets", "widgets", "stable", "community-operators", "Automatic"),                        // 97
+			sub("team-i", "redhat", "quay-operator", "stable", "redhat-operators", "Automatic"),                      // 109
+		),
+		"team-a/subscription.yaml": "apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata:\n  name: etcd\nspec:\n  name: etcd\n  channel: stable\n  source: community-operators\n  sourceNamespace: openshift-marketplace\n",
+	}
+}
+
+// outcome is what the tests compare of a previewed Subscription.
+type outcome struct {
+	Sub, Status, Reason, Next string
+	Path                      []string
+	Phase, CSVReason          string
+	Deps                      []string
+}
+
+func outcomes(r *report.Report) []outcome {
+	var out []outcome
+	for _, s := range r.Subscriptions {
+		o := outcome{Sub: s.ID(), Status: s.Resolution.Status, Reason: s.Resolution.Reason, Next: s.Resolution.Next, Path: s.Resolution.Path}
+		if s.Outcome != nil {
+			o.Phase, o.CSVReason = s.Outcome.Phase, s.Outcome.Reason
+		}
+		for _, d := range s.Dependencies {
+			o.Deps = append(o.Deps, d.Name+" from "+d.Source)
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// olmFinding is what the tests compare of a preview violation.
+type olmFinding struct {
+	Rule, File string
+	Line       int
+	Object     string
+}
+
+func olmFindings(r *report.Report) []olmFinding {
+	var out []olmFinding
+	for _, v := range r.Violations {
+		if strings.HasPrefix(v.Rule, "OLM") {
+			out = append(out, olmFinding{v.Rule, v.File, v.Line, v.Object.String()})
+		}
+	}
+	return out
+}
+
+func checkWith(t testing.TB, tree *sources.Tree, opts Options) (*check.Result, *report.Report) {
+	t.Helper()
+	res, err := check.Run(context.Background(), tree, check.Options{Stages: []check.Stage{New(opts)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := check.Report(res, nil, check.ReportOptions{FailOn: report.FailOnAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, rep
+}
+
+// TestPreviewOutcomes checks each outcome against an empty cluster (plus OpenShift's
+// global group, olmsync.yaml's default), with every rule at its file and line.
+func TestPreviewOutcomes(t *testing.T) {
+	res, rep := checkWith(t, writeTree(t, previewRepo()), Options{Catalogs: []CatalogSpec{fixtureCatalog}})
+	if len(res.Problems) != 0 {
+		t.Fatalf("problems: %+v", res.Problems)
+	}
+	stable := []string{"etcd.v0.9.4"}
+	succeeded := func(sub, next string) outcome {
+		return outcome{Sub: sub, Status: "Resolved", Next: next, Path: []string{next}, Phase: "Succeeded", CSVReason: "InstallSucceeded"}
+	}
+	failed := func(sub, reason string) outcome {
+		return outcome{Sub: sub, Status: "Resolved", Next: "etcd.v0.9.4", Path: stable, Phase: "Failed", CSVReason: reason}
+	}
+	want := []outcome{
+		succeeded("openshift-operators/cert-manager", "cert-manager.v1.14.0"),
+		succeeded("team-a/etcd", "etcd.v0.9.4"),
+		failed("team-b/etcd", "TooManyOperatorGroups"),
+		failed("team-c/etcd", "UnsupportedOperatorGroup"),
+		succeeded("team-d/etcd", "etcd.v0.9.4"),
+		failed("team-e/etcd", "InterOperatorGroupOwnerConflict"),
+		{Sub: "team-f/etcd-backup", Status: "Resolved", Next: "etcd-backup.v1.0.0", Path: []string{"etcd-backup.v1.0.0"},
+			Phase: "Succeeded", CSVReason: "InstallSucceeded", Deps: []string{"etcd.v0.9.4 from openshift-marketplace/community-operators"}},
+		failed("team-g/etcd", "NoOperatorGroup"),
+		{Sub: "team-h/etcd", Status: "Resolved", Next: "etcd.v0.9.4", Path: stable, Phase: "RequiresApproval", CSVReason: "RequiresApproval"},
+		{Sub: "team-i/redhat", Status: "Unknown", Path: []string{}},
+		{Sub: "team-i/widgets", Status: "Failed", Reason: "ConstraintsNotSatisfiable", Path: []string{}},
+	}
+	if diff := cmp.Diff(want, outcomes(rep)); diff != "" {
+		t.Errorf("subscriptions (-want +got):\n%s", diff)
+	}
+	const subs = "cluster-scope/subscriptions.yaml"
+	wantFindings := []olmFinding{
+		{"OLM002", subs, 13, "Subscription team-b/etcd"},
+		{"OLM002", subs, 25, "Subscription team-c/etcd"},
+		{"OLM002", subs, 49, "Subscription team-e/etcd"},
+		{"OLM002", subs, 73, "Subscription team-g/etcd"},
+		{"OLM001", subs, 97, "Subscription team-i/widgets"},
+		{"OLM006", subs, 109, "Subscription team-i/redhat"},
+	}
+	if diff := cmp.Diff(wantFindings, olmFindings(rep)); diff != "" {
+		t.Errorf("OLM violations (-want +got):\n%s", diff)
+	}
+	for _, v := range rep.Violations {
+		if v.Rule == "OLM002" && v.Object.Name == "etcd" && v.Object.Namespace == "team-c" &&
+			!strings.Contains(v.Message, "etcd.v0.9.4 would be Failed (UnsupportedOperatorGroup): AllNamespaces InstallModeType not supported") {
+			t.Errorf("OLM002 message: %s", v.Message)
+		}
+		if v.Rule == "OLM001" && !strings.Contains(v.Message, "(ConstraintsNotSatisfiable): constraints not satisfiable") {
+			t.Errorf("OLM001 message: %s", v.Message)
+		}
+	}
+
+	groups := map[string]report.OperatorGroupPreview{}
+	for _, g := range rep.OperatorGroups {
+		groups[g.Namespace+"/"+g.Name] = g
+	}
+	if g := groups["team-d/team-d"]; !cmp.Equal(g.ProvidedAPIs, []string{"EtcdCluster.v1beta2.etcd.database.coreos.com"}) ||
+		!cmp.Equal(g.TargetNamespaces, []string{"team-d"}) || g.File != "cluster-scope/groups.yaml" || g.Line != 33 || g.Origin != "git" {
+		t.Errorf("team-d's group: %+v", g)
+	}
+	if g := groups["team-e/team-e"]; len(g.ProvidedAPIs) != 0 {
+		t.Errorf("team-e's group lists %v; its etcd failed and added nothing", g.ProvidedAPIs)
+	}
+	if g := groups["openshift-operators/global-operators"]; g.Origin != "config" || !cmp.Equal(g.TargetNamespaces, []string{""}) ||
+		!cmp.Equal(g.ProvidedAPIs, []string{"Certificate.v1.cert-manager.io"}) {
+		t.Errorf("the global group: %+v", g)
+	}
+	if rep.Summary.Result != report.ResultFailed {
+		t.Errorf("result %s", rep.Summary.Result)
+	}
+}
+
+// TestPreviewAPIConflictWithGlobalGroup: an operator for all namespaces that provides
+// EtcdCluster (in openshift-operators, whose global group intersects every group) takes
+// the API first — new CSVs settle by namespace — so etcd in team-d fails with
+// InterOperatorGroupOwnerConflict and its group lists nothing.
+func TestPreviewAPIConflictWithGlobalGroup(t *testing.T) {
+	repo := files{
+		"olmsync.yaml":                  "apps:\n- {name: cluster-scope, path: cluster-scope, clusterScope: true}\n",
+		"cluster-scope/namespaces.yaml": namespace("team-d"),
+		"cluster-scope/groups.yaml":     group("team-d", "team-d", "team-d"),
+		"cluster-scope/subscriptions.yaml": docs(
+			sub("openshift-operators", "wide", "etcd-cluster-wide", "stable", "community-operators", "Automatic"),
+			sub("team-d", "etcd", "etcd", "stable", "community-operators", "Automatic")),
+	}
+	_, rep := checkWith(t, writeTree(t, repo), Options{Catalogs: []CatalogSpec{fixtureCatalog}})
+	want := []outcome{
+		{Sub: "openshift-operators/wide", Status: "Resolved", Next: "etcd-cluster-wide.v2.0.0", Path: []string{"etcd-cluster-wide.v2.0.0"}, Phase: "Succeeded", CSVReason: "InstallSucceeded"},
+		{Sub: "team-d/etcd", Status: "Resolved", Next: "etcd.v0.9.4", Path: []string{"etcd.v0.9.4"}, Phase: "Failed", CSVReason: "InterOperatorGroupOwnerConflict"},
+	}
+	if diff := cmp.Diff(want, outcomes(rep)); diff != "" {
+		t.Errorf("subscriptions (-want +got):\n%s", diff)
+	}
+	for _, g := range rep.OperatorGroups {
+		if g.Name == "team-d" && len(g.Conflicts) != 0 {
+			t.Errorf("team-d's group provides nothing, yet conflicts: %+v", g.Conflicts)
+		}
+		if g.Name == "global-operators" && !cmp.Equal(g.ProvidedAPIs, []string{"EtcdCluster.v1beta2.etcd.database.coreos.com"}) {
+			t.Errorf("global group: %+v", g)
+		}
+	}
+}

@@ -1,0 +1,247 @@
+package preview
+
+import (
+	"cmp"
+	"maps"
+	"runtime"
+	"slices"
+	"sync"
+
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/policy"
+	"github.com/olmsync/olmsync/reconcile/olm/catalog"
+	"github.com/olmsync/olmsync/reconcile/olm/resolve"
+	"github.com/olmsync/olmsync/render"
+	"github.com/olmsync/olmsync/report"
+)
+
+// clusterPreview is the preview of one cluster.
+type clusterPreview struct {
+	name       string
+	subs       []report.SubscriptionPreview
+	groups     []report.OperatorGroupPreview
+	violations []policy.Violation
+	warnings   []report.Warning
+	// groupRefs are the OperatorGroups of Git by namespace (the first of each).
+	groupRefs map[string]*gitRef
+	// runs are what each Subscription (namespace/name) ends on once the revision is
+	// applied, for a later revision that takes this one as its base.
+	runs map[string]*run
+}
+
+// run is the CSV a Subscription ends on, and the dependencies that came with it.
+type run struct {
+	channel string
+	csv     *v1alpha1.ClusterServiceVersion
+	deps    []*v1alpha1.ClusterServiceVersion
+}
+
+// previewCluster builds the cluster's view, resolves every namespace that has a
+// Subscription, judges every CSV the namespaces would run against the OperatorGroups, and
+// reports it.
+func (s *Stage) previewCluster(in *policy.Input, specs []CatalogSpec, loaded []*loadedCatalog) *clusterPreview {
+	v := newView(in, s.stateFor(in.Cluster))
+	marketplace := cmp.Or(in.Config.MarketplaceNamespace, render.DefaultMarketplaceNamespace)
+	cats := make([]resolve.Catalog, 0, len(specs))
+	contents := map[resolve.CatalogKey]*catalog.Catalog{}
+	for i, spec := range specs {
+		ns := cmp.Or(spec.Namespace, marketplace)
+		cats = append(cats, resolve.Catalog{
+			Name: spec.Name, Namespace: ns, Priority: v.catalogPriority(spec.Name, ns),
+			Content: loaded[i].content, Err: loaded[i].err,
+		})
+		contents[resolve.CatalogKey{Name: spec.Name, Namespace: ns}] = loaded[i].content
+	}
+	if s.opts.Base != nil {
+		assumeBase(v, s.opts.Base.runsOf(in.Cluster))
+	}
+	results := resolveNamespaces(s.resolver(cats, marketplace), v)
+	p := &clusterPreview{name: in.Cluster, warnings: v.warnings, runs: map[string]*run{}}
+	outcomes, settled := judge(v, results)
+	p.report(v, results, contents, outcomes)
+	p.reportGroups(v, settled)
+	p.recordRuns(v, results, contents)
+	if s.opts.Base != nil {
+		p.describeChanges(s.opts.Base.runsOf(in.Cluster))
+	}
+	return p
+}
+
+// resolveNamespaces resolves every namespace that has a Subscription, in parallel: the
+// Resolver only reads its catalogs.
+func resolveNamespaces(r *resolve.Resolver, v *view) map[string]*resolve.Result {
+	byNS := map[string]*resolve.Namespace{}
+	for _, e := range v.subscriptions {
+		ns := byNS[e.sub.Namespace]
+		if ns == nil {
+			ns = &resolve.Namespace{Name: e.sub.Namespace, ExcludeGlobalCatalogs: excludesGlobalCatalogs(v, e.sub.Namespace)}
+			for _, c := range v.csvs {
+				if c.Namespace == e.sub.Namespace {
+					ns.CSVs = append(ns.CSVs, c)
+				}
+			}
+			byNS[e.sub.Namespace] = ns
+		}
+		ns.Subscriptions = append(ns.Subscriptions, e.sub)
+	}
+	names := slices.Sorted(maps.Keys(byNS))
+	results := make([]*resolve.Result, len(names))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(names)) {
+		wg.Go(func() {
+			for i := range work {
+				results[i] = r.Resolve(*byNS[names[i]])
+			}
+		})
+	}
+	for i := range names {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	out := make(map[string]*resolve.Result, len(names))
+	for i, n := range names {
+		out[n] = results[i]
+	}
+	return out
+}
+
+// excludesGlobalCatalogs reports whether the namespace's one OperatorGroup hides the
+// global catalogs from resolution.
+func excludesGlobalCatalogs(v *view, ns string) bool {
+	gs := v.groupsOf(ns)
+	return len(gs) == 1 && gs[0].og.Annotations[resolve.ExcludeGlobalCatalogsAnnotation] == "true"
+}
+
+// assumeBase makes the cluster run what the base revision installs, where the cluster
+// state does not already say what a Subscription has installed: the base's CSVs (and
+// their dependencies) are in their namespaces, Succeeded, and its Subscriptions name them
+// as installed. A CSV stays when the change removes its Subscription, as on a cluster.
+func assumeBase(v *view, runs map[string]*run) {
+	has := func(c *v1alpha1.ClusterServiceVersion) bool {
+		return slices.ContainsFunc(v.csvs, func(x v1alpha1.ClusterServiceVersion) bool {
+			return x.Namespace == c.Namespace && x.Name == c.Name
+		})
+	}
+	for _, key := range slices.Sorted(maps.Keys(runs)) {
+		r := runs[key]
+		for _, c := range append([]*v1alpha1.ClusterServiceVersion{r.csv}, r.deps...) {
+			if !has(c) {
+				v.csvs = append(v.csvs, *c.DeepCopy())
+			}
+		}
+	}
+	for _, e := range v.subscriptions {
+		if r, ok := runs[e.sub.Namespace+"/"+e.sub.Name]; ok && e.sub.Status.InstalledCSV == "" {
+			e.sub.Status.InstalledCSV = r.csv.Name
+		}
+	}
+}
+
+// recordRuns notes what each Subscription of the view ends on once the revision is
+// applied: the end of its path, or what it has installed.
+func (p *clusterPreview) recordRuns(v *view, results map[string]*resolve.Result, contents map[resolve.CatalogKey]*catalog.Catalog) {
+	for ns, res := range results {
+		var deps []*v1alpha1.ClusterServiceVersion
+		for _, b := range res.Bundles {
+			if b.Subscription == "" && b.Content != nil {
+				deps = append(deps, csvFromBundle(b.Content, ns))
+			}
+		}
+		for _, sr := range res.Subscriptions {
+			var csv *v1alpha1.ClusterServiceVersion
+			switch r := sr.Resolution; {
+			case r.Status == resolve.StatusResolved:
+				last := cmp.Or(lastOf(r.Path), r.Next)
+				if b := findBundle(contents, sr.Package, last, sr.Source, r.NextSource); b != nil {
+					csv = csvFromBundle(b, ns)
+				}
+			case sr.Installed != "":
+				csv = installedCSV(v, ns, sr.Installed)
+			}
+			if csv == nil {
+				continue
+			}
+			csv.Status.Phase, csv.Status.Reason = v1alpha1.CSVPhaseSucceeded, v1alpha1.CSVReasonInstallSuccessful
+			p.runs[ns+"/"+sr.Name] = &run{channel: sr.Channel, csv: csv, deps: deps}
+		}
+	}
+}
+
+func installedCSV(v *view, ns, name string) *v1alpha1.ClusterServiceVersion {
+	for i := range v.csvs {
+		if v.csvs[i].Namespace == ns && v.csvs[i].Name == name {
+			return v.csvs[i].DeepCopy()
+		}
+	}
+	return nil
+}
+
+// findBundle looks a bundle of a package up in the catalogs named, in order.
+func findBundle(contents map[resolve.CatalogKey]*catalog.Catalog, pkg, name string, keys ...any) *catalog.Bundle {
+	for _, k := range keys {
+		var key resolve.CatalogKey
+		switch k := k.(type) {
+		case resolve.CatalogKey:
+			key = k
+		case *resolve.CatalogKey:
+			if k == nil {
+				continue
+			}
+			key = *k
+		}
+		c := contents[key]
+		if c == nil {
+			continue
+		}
+		if p := c.Package(pkg); p != nil {
+			if b := p.Bundle(name); b != nil {
+				return b
+			}
+		}
+	}
+	return nil
+}
+
+// csvFromBundle is the CSV a bundle installs into a namespace, as the InstallPlan writes
+// it: the bundle's CSV when the catalog carries it, else one made of its olm.csv.metadata
+// (install modes, owned and required APIs, minKubeVersion — all the OperatorGroup checks
+// read), with the bundle's properties in OLM's annotation so that resolution reads it as
+// an installed operator.
+func csvFromBundle(b *catalog.Bundle, ns string) *v1alpha1.ClusterServiceVersion {
+	var csv *v1alpha1.ClusterServiceVersion
+	if b.CSV != nil {
+		csv = b.CSV.DeepCopy()
+	} else {
+		csv = &v1alpha1.ClusterServiceVersion{}
+		if bp, err := b.Props(); err == nil && bp.Metadata != nil {
+			m := bp.Metadata
+			csv.Annotations = maps.Clone(m.Annotations)
+			csv.Spec.InstallModes = slices.Clone(m.InstallModes)
+			csv.Spec.CustomResourceDefinitions = *m.CustomResourceDefinitions.DeepCopy()
+			csv.Spec.APIServiceDefinitions = *m.APIServiceDefinitions.DeepCopy()
+			csv.Spec.MinKubeVersion = m.MinKubeVersion
+		}
+		if b.Version.String() != "0.0.0" {
+			csv.Spec.Version = v1alpha1.OperatorVersion(b.Version.String())
+		}
+	}
+	csv.APIVersion, csv.Kind = v1alpha1.SchemeGroupVersion.String(), v1alpha1.ClusterServiceVersionKind
+	csv.Name, csv.Namespace = b.Name, ns
+	csv.Status = v1alpha1.ClusterServiceVersionStatus{}
+	if anno, err := resolve.PropertiesAnnotationValue(b.Properties); err == nil {
+		if csv.Annotations == nil {
+			csv.Annotations = map[string]string{}
+		}
+		csv.Annotations[resolve.PropertiesAnnotation] = anno
+	}
+	return csv
+}
+
+func lastOf(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[len(s)-1]
+}

@@ -1,0 +1,84 @@
+package preview
+
+import (
+	"slices"
+
+	"github.com/olmsync/olmsync/policy"
+)
+
+// The preview's rule IDs (docs/policy.md, "The OLM preview rules").
+const (
+	// RuleResolutionFailed: OLM cannot resolve the Subscription (ResolutionFailed).
+	RuleResolutionFailed = "OLM001"
+	// RuleCSVFails: the CSV the Subscription installs would fail an OperatorGroup check.
+	RuleCSVFails = "OLM002"
+	// RuleInstalledCSVFails: a CSV the cluster runs would fail once the change is applied.
+	RuleInstalledCSVFails = "OLM003"
+	// RuleRequirementsNotMet: the CSV would stay Pending with RequirementsNotMet.
+	RuleRequirementsNotMet = "OLM004"
+	// RuleNoUpgrade: the installed CSV stays although the channel has a newer head.
+	RuleNoUpgrade = "OLM005"
+	// RuleCatalogNotGiven: the Subscription's catalog was not given; nothing was previewed.
+	RuleCatalogNotGiven = "OLM006"
+)
+
+// Rules is the catalog of the preview's rules, as the reports show them.
+var Rules = []policy.Rule{
+	{
+		ID: RuleResolutionFailed, Title: "OLM can resolve the Subscription", Severity: policy.SeverityError,
+		Kinds: []string{"Subscription"},
+		Description: "OLM's resolver finds the package, channel and a CSV for the Subscription in its catalog, and every " +
+			"dependency a provider, without breaking what the namespace runs. When it cannot, the Subscription gets the " +
+			"condition ResolutionFailed (ConstraintsNotSatisfiable or ErrorPreventedResolution) and nothing is installed; " +
+			"the message is OLM's.",
+	},
+	{
+		ID: RuleCSVFails, Title: "The CSV a Subscription installs passes the OperatorGroup checks", Severity: policy.SeverityError,
+		Kinds: []string{"Subscription"},
+		Description: "The CSV OLM would install for the Subscription (or one of its dependencies) has exactly one " +
+			"OperatorGroup in its namespace, supports the group's target namespaces with its install modes, and provides " +
+			"no API that an intersecting group already provides. Otherwise OLM sets it Failed with NoOperatorGroup, " +
+			"TooManyOperatorGroups, NoTargetNamespaces, UnsupportedOperatorGroup, InterOperatorGroupOwnerConflict or " +
+			"CannotModifyStaticOperatorGroupProvidedAPIs.",
+	},
+	{
+		ID: RuleInstalledCSVFails, Title: "A CSV the cluster runs keeps passing the OperatorGroup checks", Severity: policy.SeverityError,
+		Kinds: []string{"OperatorGroup", "Subscription"},
+		Description: "A CSV already installed (in the cluster state, or by the base revision) would fail its OperatorGroup " +
+			"checks once the change is applied: a group removed, a second group added, target namespaces its install " +
+			"modes do not support, or an intersecting group providing its APIs. OLM then fails the running operator and, " +
+			"for an API conflict, deletes its deployments. Reported on the namespace's OperatorGroup in Git, else on the " +
+			"Subscription.",
+	},
+	{
+		ID: RuleRequirementsNotMet, Title: "The CSV's requirements are met", Severity: policy.SeverityError,
+		Kinds: []string{"Subscription"},
+		Description: "The CSV's minKubeVersion is not above the cluster's Kubernetes version (known from --cluster-state). " +
+			"Otherwise OLM leaves it Pending with RequirementsNotMet.",
+	},
+	{
+		ID: RuleNoUpgrade, Title: "The installed CSV can move to the channel head", Severity: policy.SeverityWarning,
+		Kinds: []string{"Subscription"},
+		Description: "The Subscription's installed CSV is not the head of its channel, and either nothing in the channel " +
+			"replaces, skips or has a skipRange holding it (NoUpgradePath) or every upgrade would leave an API without a " +
+			"provider or break an installed operator (UpgradeHeld). OLM keeps the installed CSV and says nothing; olmsync " +
+			"says why.",
+	},
+	{
+		ID: RuleCatalogNotGiven, Title: "The Subscription's catalog is given to the preview", Severity: policy.SeverityWarning,
+		Kinds: []string{"Subscription"},
+		Description: "The catalog the Subscription names (spec.source in spec.sourceNamespace) is neither a --catalog nor in " +
+			"olmsync.yaml's catalogs, so the preview cannot say what it installs. Give the catalog, or fix spec.source and " +
+			"spec.sourceNamespace if they are wrong: OLM would not find it either.",
+	},
+}
+
+// addRules adds the preview's rules to a rule catalog that lacks them.
+func addRules(rules []policy.Rule) []policy.Rule {
+	for _, r := range Rules {
+		if !slices.ContainsFunc(rules, func(x policy.Rule) bool { return x.ID == r.ID }) {
+			rules = append(rules, r)
+		}
+	}
+	return rules
+}
