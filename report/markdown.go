@@ -36,6 +36,7 @@ var mdSections = []func(*mdWriter, *Report){
 	(*mdWriter).mainViolations,
 	(*mdWriter).problems,
 	(*mdWriter).changes,
+	(*mdWriter).preview,
 	(*mdWriter).preExisting,
 	(*mdWriter).waived,
 	(*mdWriter).renderWarnings,

@@ -43,6 +43,7 @@ var textSections = []func(*textWriter, *Report){
 	(*textWriter).problems,
 	(*textWriter).renderWarnings,
 	(*textWriter).changes,
+	(*textWriter).preview,
 	(*textWriter).summary,
 }
 

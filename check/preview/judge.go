@@ -85,10 +85,9 @@ func evaluate(csv *v1alpha1.ClusterServiceVersion, settled []operatorsv1.Operato
 		return out
 	case ev.Skipped != "":
 		return nil
-	case ev.Transition != nil:
-		out.Phase, out.Reason, out.Message = string(ev.Transition.Phase), string(ev.Transition.Reason), ev.Transition.Message
-		return out
 	}
+	// OLM writes the group's olm.providedAPIs as the checks settle, also on the way to a
+	// failure (a RemoveAPIs step before the conflict).
 	if ev.GroupAnnotationChanged {
 		for i := range settled {
 			g := &settled[i]
@@ -99,6 +98,10 @@ func evaluate(csv *v1alpha1.ClusterServiceVersion, settled []operatorsv1.Operato
 				g.Annotations[operatorsv1.OperatorGroupProvidedAPIsAnnotationKey] = ev.GroupProvidedAPIs
 			}
 		}
+	}
+	if t := ev.Transition; t != nil {
+		out.Phase, out.Reason, out.Message = string(t.Phase), string(t.Reason), t.Message
+		return out
 	}
 	if msg := kubeVersionUnmet(csv, kubeVersion); msg != "" {
 		out.Phase, out.Reason = string(v1alpha1.CSVPhasePending), string(v1alpha1.CSVReasonRequirementsNotMet)

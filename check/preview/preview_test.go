@@ -265,3 +265,149 @@ func TestPreviewAPIConflictWithGlobalGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestPreviewClusterState reads a cluster state folder and checks what the change does to
+// what the cluster runs: an upgrade path that skips a version, an installed CSV nothing
+// replaces (OLM005), a group change that fails an installed CSV (OLM003, on the group), a
+// static group's conflict (OLM003 on the Subscription, the group listing the conflict) and
+// a minKubeVersion above the cluster's (OLM004).
+func TestPreviewClusterState(t *testing.T) {
+	state, err := LoadClusterState(filepath.Join("testdata", "cluster-state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if state.KubeVersion != "1.30.0" || len(state.Namespaces) != 6 || len(state.OperatorGroups) != 5 || len(state.CSVs) != 4 || len(state.Subscriptions) != 4 {
+		t.Fatalf("state: kube %q, %d namespaces, %d groups, %d CSVs, %d subscriptions", state.KubeVersion,
+			len(state.Namespaces), len(state.OperatorGroups), len(state.CSVs), len(state.Subscriptions))
+	}
+	repo := files{
+		"olmsync.yaml": "apps:\n- {name: cluster-scope, path: cluster-scope, clusterScope: true}\n",
+		"cluster-scope/groups.yaml": docs(
+			group("team-m", "second", "team-m"), // 1: a second group in team-m
+			group("team-j", "team-j", "team-j"), // 9
+		),
+		"cluster-scope/subscriptions.yaml": docs(
+			sub("team-j", "future", "future", "stable", "community-operators", "Automatic"), // 1
+			sub("team-l", "etcd", "etcd", "stable", "community-operators", "Automatic"),     // 13
+			sub("team-m", "etcd", "etcd", "stable", "community-operators", "Automatic"),     // 25
+			sub("team-n", "etcd", "etcd", "stable", "community-operators", "Automatic"),     // 37
+			sub("team-x", "etcd", "etcd", "stable", "community-operators", "Automatic"),     // 49
+		),
+	}
+	_, rep := checkWith(t, writeTree(t, repo), Options{
+		Catalogs:      []CatalogSpec{fixtureCatalog},
+		ClusterStates: map[string]*ClusterState{"": state},
+	})
+	want := []outcome{
+		{Sub: "team-j/future", Status: "Resolved", Next: "future.v1.0.0", Path: []string{"future.v1.0.0"}, Phase: "Pending", CSVReason: "RequirementsNotMet"},
+		{Sub: "team-l/etcd", Status: "Failed", Reason: "NoUpgradePath", Path: []string{}, Phase: "Succeeded", CSVReason: "InstallSucceeded"},
+		{Sub: "team-m/etcd", Status: "UpToDate", Path: []string{}, Phase: "Failed", CSVReason: "TooManyOperatorGroups"},
+		{Sub: "team-n/etcd", Status: "Resolved", Next: "etcd.v0.9.4", Path: []string{"etcd.v0.9.4"}, Phase: "Succeeded", CSVReason: "InstallSucceeded"},
+		{Sub: "team-x/etcd", Status: "UpToDate", Path: []string{}, Phase: "Failed", CSVReason: "CannotModifyStaticOperatorGroupProvidedAPIs"},
+	}
+	if diff := cmp.Diff(want, outcomes(rep)); diff != "" {
+		t.Errorf("subscriptions (-want +got):\n%s", diff)
+	}
+	const subs, groups = "cluster-scope/subscriptions.yaml", "cluster-scope/groups.yaml"
+	wantFindings := []olmFinding{
+		{"OLM003", groups, 1, "OperatorGroup team-m/second"},
+		{"OLM004", subs, 1, "Subscription team-j/future"},
+		{"OLM005", subs, 13, "Subscription team-l/etcd"},
+		{"OLM003", subs, 49, "Subscription team-x/etcd"},
+	}
+	if diff := cmp.Diff(wantFindings, olmFindings(rep)); diff != "" {
+		t.Errorf("OLM violations (-want +got):\n%s", diff)
+	}
+	for _, s := range rep.Subscriptions {
+		if s.Name == "etcd" && s.Namespace == "team-n" {
+			if !cmp.Equal(s.Resolution.Skipped, []string{"etcd.v0.9.3"}) || s.Installed != "etcd.v0.9.2" {
+				t.Errorf("team-n: installed %s, skipped %v", s.Installed, s.Resolution.Skipped)
+			}
+			if got := previewText(t, rep); !strings.Contains(got, "upgrade path etcd.v0.9.2 → etcd.v0.9.4 (skips etcd.v0.9.3)") {
+				t.Errorf("text report:\n%s", got)
+			}
+		}
+		if s.Namespace == "team-j" && !strings.Contains(s.Outcome.Message, "minKubeVersion (1.99.0) > server version (1.30.0)") {
+			t.Errorf("team-j: %+v", s.Outcome)
+		}
+	}
+	var teamX *report.OperatorGroupPreview
+	for i, g := range rep.OperatorGroups {
+		if g.Name == "team-x" {
+			teamX = &rep.OperatorGroups[i]
+		}
+	}
+	wantConflicts := []report.GroupConflict{{Namespace: "team-y", Name: "team-y", APIs: []string{"EtcdCluster.v1beta2.etcd.database.coreos.com"}}}
+	if teamX == nil || !teamX.Static || teamX.Origin != "cluster" || !cmp.Equal(teamX.Conflicts, wantConflicts) {
+		t.Errorf("team-x's group: %+v", teamX)
+	}
+}
+
+func previewText(t *testing.T, rep *report.Report) string {
+	t.Helper()
+	var b strings.Builder
+	if err := report.Write(&b, rep, report.FormatText, report.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestPreviewAgainstBase previews a pull request: the base's Subscriptions are taken as
+// installed, so the head says what changes — a channel switch (alpha's head etcd.v0.9.2,
+// then stable's path), a first install, an unchanged Subscription — and a group change
+// that fails what the base installed (OLM003 on the group).
+func TestPreviewAgainstBase(t *testing.T) {
+	baseRepo := files{
+		"olmsync.yaml":                  "apps:\n- {name: cluster-scope, path: cluster-scope, clusterScope: true}\n",
+		"cluster-scope/namespaces.yaml": docs(namespace("team-a"), namespace("team-b")),
+		"cluster-scope/groups.yaml":     docs(group("team-a", "team-a", "team-a"), group("team-b", "team-b", "team-b")),
+		"cluster-scope/subscriptions.yaml": docs(
+			sub("team-a", "etcd", "etcd", "alpha", "community-operators", "Automatic"),
+			sub("team-b", "etcd", "etcd", "stable", "community-operators", "Automatic")),
+	}
+	headRepo := files{
+		"olmsync.yaml":                  baseRepo["olmsync.yaml"],
+		"cluster-scope/namespaces.yaml": baseRepo["cluster-scope/namespaces.yaml"],
+		"cluster-scope/groups.yaml":     docs(group("team-a", "team-a", "team-a"), group("team-b", "team-b", "")), // team-b's turns global: line 9
+		"cluster-scope/subscriptions.yaml": docs(
+			sub("team-a", "etcd", "etcd", "stable", "community-operators", "Automatic"),
+			sub("team-b", "etcd", "etcd", "stable", "community-operators", "Automatic"),
+			sub("openshift-operators", "cert-manager", "cert-manager", "stable", "community-operators", "Automatic")),
+	}
+	stage := New(Options{Catalogs: []CatalogSpec{fixtureCatalog}})
+	base, err := check.Run(context.Background(), writeTree(t, baseRepo), check.Options{Stages: []check.Stage{stage}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseSection := base.Sections[0].(*Section)
+	headRes, rep := checkWith(t, writeTree(t, headRepo), Options{Catalogs: []CatalogSpec{fixtureCatalog}, Base: baseSection})
+	if len(headRes.Problems) != 0 {
+		t.Fatal(headRes.Problems)
+	}
+	type change struct{ Sub, Type, From, FromChannel, To, Installed string }
+	var got []change
+	for _, s := range rep.Subscriptions {
+		got = append(got, change{s.ID(), s.Change.Type, s.Change.From, s.Change.FromChannel, s.Change.To, s.Installed})
+	}
+	want := []change{
+		{"openshift-operators/cert-manager", "install", "", "", "cert-manager.v1.14.0", ""},
+		{"team-a/etcd", "channelSwitch", "etcd.v0.9.2", "alpha", "etcd.v0.9.4", "etcd.v0.9.2"},
+		{"team-b/etcd", "unchanged", "etcd.v0.9.4", "", "etcd.v0.9.4", "etcd.v0.9.4"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	wantFindings := []olmFinding{{"OLM003", "cluster-scope/groups.yaml", 9, "OperatorGroup team-b/team-b"}}
+	if diff := cmp.Diff(wantFindings, olmFindings(rep)); diff != "" {
+		t.Errorf("OLM violations (-want +got):\n%s", diff)
+	}
+	text := previewText(t, rep)
+	for _, line := range []string{
+		"channel switch alpha → stable: upgrades to etcd.v0.9.4 from community-operators, channel stable; upgrade path etcd.v0.9.2 → etcd.v0.9.4",
+		"first install: installs cert-manager.v1.14.0 from community-operators, channel stable",
+	} {
+		if !strings.Contains(text, line) {
+			t.Errorf("text report lacks %q:\n%s", line, text)
+		}
+	}
+}
