@@ -35,7 +35,7 @@ func TestJSONMatchesItsSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	declared := schemaPaths(root, root, "")
-	for name, r := range map[string]*Report{"full": fixtureReport(t), "nobase": noBaseReport(t), "clean": cleanReport(t)} {
+	for name, r := range map[string]*Report{"full": fixtureReport(t), "nobase": noBaseReport(t), "clean": cleanReport(t), "preview": previewReport(t)} {
 		t.Run(name, func(t *testing.T) {
 			out := writeJSONBytes(t, r)
 			res, err := schema.Validate(gojsonschema.NewBytesLoader(out))
