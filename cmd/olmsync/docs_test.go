@@ -43,6 +43,8 @@ func TestDocsCommands(t *testing.T) {
 				a = strings.ReplaceAll(a, "$RUNNER_TEMP", runnerTemp)
 				if strings.HasPrefix(a, "examples/") {
 					a = filepath.Join(root, a)
+				} else if name, rest, ok := strings.Cut(a, "=examples/"); ok { // --cluster-state alpha=examples/...
+					a = name + "=" + filepath.Join(root, "examples", rest)
 				}
 				args[i] = a
 			}

@@ -187,3 +187,42 @@ func TestExampleFormats(t *testing.T) {
 		}
 	})
 }
+
+// TestExamplePreview checks examples/gitops with its catalog and cluster alpha's state
+// through the CLI: every Subscription previewed in both clusters, nothing that fails, and
+// team-a's etcd upgrading along its path on alpha.
+func TestExamplePreview(t *testing.T) {
+	state := filepath.Join("..", "..", "examples", "cluster-state", "alpha")
+	r, err := checkJSON(t, examplePassing, "--catalog", "community-operators=catalog", "--cluster-state", "alpha="+state)
+	wantExit(t, err, 0)
+	var got []string
+	for _, s := range r.Subscriptions {
+		line := fmt.Sprintf("%s %s %s %v", s.Cluster, s.ID(), s.Resolution.Status, s.Resolution.Path)
+		if s.Outcome != nil {
+			line += " " + s.Outcome.Phase
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		"alpha openshift-logging/cluster-logging Resolved [cluster-logging.v6.1.0] Succeeded",
+		"alpha openshift-operators/cert-manager Resolved [cert-manager.v1.14.4] Succeeded",
+		"alpha openshift-operators/opendatahub-operator Resolved [opendatahub-operator.v2.10.0] Succeeded",
+		"alpha team-a/etcd Resolved [etcd.v0.9.4] RequiresApproval",
+		"alpha team-b/prometheus Resolved [prometheus.v0.47.0] Succeeded",
+		"beta openshift-operators/cert-manager Resolved [cert-manager.v1.14.4] Succeeded",
+		"beta team-a/etcd Resolved [etcd.v0.9.4] RequiresApproval",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("preview (-want +got):\n%s", diff)
+	}
+	for _, s := range r.Subscriptions {
+		if s.Cluster == "alpha" && s.ID() == "team-a/etcd" && (s.Installed != "etcd.v0.9.2" || !cmp.Equal(s.Resolution.Skipped, []string{"etcd.v0.9.3"})) {
+			t.Errorf("alpha's etcd: installed %q, skipped %v", s.Installed, s.Resolution.Skipped)
+		}
+	}
+	for _, v := range r.Violations {
+		if strings.HasPrefix(v.Rule, "OLM") {
+			t.Errorf("unexpected %s: %s", v.Rule, v.Message)
+		}
+	}
+}
