@@ -1,0 +1,12 @@
+package csv_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/olmsync/olmsync/internal/testenv"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Run(m))
+}

@@ -1,0 +1,202 @@
+package csv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/patch"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/olm/groups"
+	"github.com/olmsync/olmsync/reconcile/olm/install"
+	"github.com/olmsync/olmsync/reconcile/olm/metrics"
+	"github.com/olmsync/olmsync/reconcile/olm/phase"
+)
+
+// Finalizer is the finalizer OLM puts on every CSV that is not a copy: the CSV's cleanup of
+// its cluster-scoped RBAC and its copies runs before it goes.
+const Finalizer = "operators.coreos.com/csv-cleanup"
+
+// ControllerName names the controller, its logger and the source of its Events.
+const ControllerName = "clusterserviceversion"
+
+// Options are the settings of the CSV controller.
+type Options struct {
+	// Copies shapes copied CSVs: DisableCopiedCSVs is OLM's OLMConfig
+	// spec.features.disableCopiedCSVs.
+	Copies groups.CopyOptions
+	// ResyncInterval is how often a settled CSV is looked at again although nothing around it
+	// changed; 0 means never.
+	ResyncInterval time.Duration
+	// MaxConcurrentReconciles is how many CSVs are reconciled at once (1 when 0).
+	MaxConcurrentReconciles int
+}
+
+// Reconciler reconciles ClusterServiceVersions.
+type Reconciler struct {
+	// Client reads through the manager's cache and writes.
+	Client client.Client
+	// APIReader reads what the cache does not hold (see install.Applier).
+	APIReader client.Reader
+	// Discovery answers the server version and which APIs are served.
+	Discovery Discovery
+	// Recorder records the Events of phase changes.
+	Recorder events.EventRecorder
+	Options  Options
+	// now is the clock; tests may set it.
+	now      func() time.Time
+	versions versionCache
+}
+
+func (r *Reconciler) clock() time.Time {
+	if r.now != nil {
+		return r.now()
+	}
+	return time.Now()
+}
+
+func (r *Reconciler) applier() *install.Applier {
+	return &install.Applier{Client: r.Client, APIReader: r.APIReader}
+}
+
+// Reconcile takes one CSV a step further.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
+	obj := &v1alpha1.ClusterServiceVersion{}
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			metrics.ForgetCSV(req.Namespace, req.Name)
+			r.countCSVs(ctx)
+			// A CSV can go without its finalizer running (someone removed it): its copies go too.
+			return reconcile.Result{}, r.deleteCopies(ctx, req.Namespace, req.Name)
+		}
+		return reconcile.Result{}, err
+	}
+	if groups.IsCopied(obj) {
+		// A copy is written by its parent's sync only.
+		return reconcile.Result{}, nil
+	}
+	before := obj.DeepCopy()
+	patcher := patch.NewSerialPatcher(obj, r.Client)
+	defer func() {
+		if err := patcher.Patch(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+			retErr = kerrors.NewAggregate([]error{retErr, fmt.Errorf("patch csv %s/%s: %w", obj.Namespace, obj.Name, err)})
+			return
+		}
+		if obj.DeletionTimestamp.IsZero() {
+			metrics.EmitCSV(before, obj)
+		}
+		r.countCSVs(ctx)
+	}()
+
+	if !obj.DeletionTimestamp.IsZero() {
+		return reconcile.Result{}, r.finalize(ctx, obj)
+	}
+	controllerutil.AddFinalizer(obj, Finalizer)
+	return r.sync(ctx, obj)
+}
+
+// state is what the steps of one sync hand on to each other.
+type state struct {
+	evaluation groups.Evaluation
+	// strategy is why the install strategy cannot run; nil when it can.
+	strategy error
+	// csvs are the CSVs of the namespace, read once (not to be modified).
+	csvs        []v1alpha1.ClusterServiceVersion
+	replacement phase.Replacement
+	// applied are the permission objects written in this sync, which the cache may not show yet.
+	applied *install.Permissions
+	// copies are the CSV's copies by namespace, as written in this sync.
+	copies map[string]*v1alpha1.ClusterServiceVersion
+	// stop ends the sync after the current step.
+	stop         bool
+	requeueAfter time.Duration
+}
+
+func (s *state) requeue(after time.Duration) {
+	if after > 0 && (s.requeueAfter == 0 || after < s.requeueAfter) {
+		s.requeueAfter = after
+	}
+}
+
+// step is one named step of a sync.
+type step struct {
+	name string
+	run  func(ctx context.Context, obj *v1alpha1.ClusterServiceVersion, s *state) error
+}
+
+// sync runs the steps in order: labels, groups, permissions, phase, copies, group RBAC.
+func (r *Reconciler) sync(ctx context.Context, obj *v1alpha1.ClusterServiceVersion) (reconcile.Result, error) {
+	s := &state{}
+	steps := []step{
+		{"api labels", r.ensureAPILabels},
+		{"operatorgroup", r.checkGroups},
+		{"csvs", r.readCSVs},
+		{"permissions", r.ensurePermissions},
+		{"phase", r.transition},
+		{"copies", r.ensureCopies},
+		{"group rbac", r.ensureGroupRBAC},
+	}
+	for _, st := range steps {
+		if err := st.run(ctx, obj, s); err != nil {
+			var terminal *terminalError
+			if errors.As(err, &terminal) {
+				log.FromContext(ctx).Error(err, "csv cannot be processed", "step", st.name)
+				return reconcile.Result{}, reconcile.TerminalError(err)
+			}
+			return reconcile.Result{}, fmt.Errorf("csv %s/%s: %s: %w", obj.Namespace, obj.Name, st.name, err)
+		}
+		if s.stop {
+			break
+		}
+	}
+	s.requeue(r.Options.ResyncInterval)
+	return reconcile.Result{RequeueAfter: s.requeueAfter}, nil
+}
+
+// terminalError is a problem with the CSV itself that no retry fixes.
+type terminalError struct{ err error }
+
+func (e *terminalError) Error() string { return e.err.Error() }
+func (e *terminalError) Unwrap() error { return e.err }
+
+// setPhase writes a transition into the CSV's status and records an Event for it: Warning for
+// Failed, Normal otherwise, with the CSV's reason as the Event's reason (as OLM does).
+func (r *Reconciler) setPhase(obj *v1alpha1.ClusterServiceVersion, t groups.Transition) {
+	if !phase.SetPhase(obj, t, metav1.NewTime(r.clock())) {
+		return
+	}
+	eventType := corev1.EventTypeNormal
+	if t.Phase == v1alpha1.CSVPhaseFailed {
+		eventType = corev1.EventTypeWarning
+	}
+	if r.Recorder != nil {
+		r.Recorder.Eventf(obj, nil, eventType, string(t.Reason), string(t.Phase), "%s", t.Message)
+	}
+}
+
+// countCSVs sets csv_count to the number of CSVs that are not copies.
+func (r *Reconciler) countCSVs(ctx context.Context) {
+	var list v1alpha1.ClusterServiceVersionList
+	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		log.FromContext(ctx).Error(err, "count csvs")
+		return
+	}
+	n := 0
+	for i := range list.Items {
+		if !groups.IsCopied(&list.Items[i]) {
+			n++
+		}
+	}
+	metrics.CSVCount.Set(float64(n))
+}

@@ -1,0 +1,239 @@
+package csv
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/olm/groups"
+)
+
+// The field indexes the controller keeps on CSVs.
+const (
+	// indexCRDs indexes a CSV by the names of the CRDs it owns and requires.
+	indexCRDs = "olmsync.spec.customresourcedefinitions.names"
+	// indexReplaces indexes a CSV by its spec.replaces.
+	indexReplaces = "olmsync.spec.replaces"
+)
+
+// SetupWithManager builds the CSV controller and registers it with the manager: its field
+// indexes, and its watches on CSVs, OperatorGroups, the objects CSVs own, CRDs and Namespaces.
+func SetupWithManager(mgr ctrl.Manager, opts Options) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("csv controller: discovery client: %w", err)
+	}
+	r := &Reconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Discovery: dc,
+		Recorder:  mgr.GetEventRecorder(ControllerName),
+		Options:   opts,
+	}
+	return r.SetupWithManager(mgr)
+}
+
+// SetupWithManager registers the reconciler with the manager.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	ctx := context.Background()
+	indexer := mgr.GetFieldIndexer()
+	if err := indexer.IndexField(ctx, &v1alpha1.ClusterServiceVersion{}, indexCRDs, crdNames); err != nil {
+		return fmt.Errorf("csv controller: index %s: %w", indexCRDs, err)
+	}
+	if err := indexer.IndexField(ctx, &v1alpha1.ClusterServiceVersion{}, indexReplaces, replaces); err != nil {
+		return fmt.Errorf("csv controller: index %s: %w", indexReplaces, err)
+	}
+	ownedByCSV := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.ClusterServiceVersion{})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&v1alpha1.ClusterServiceVersion{}).
+		Watches(&v1alpha1.ClusterServiceVersion{}, handler.EnqueueRequestsFromMapFunc(r.neighbours),
+			builder.WithPredicates(copyChanged())).
+		Watches(&operatorsv1.OperatorGroup{}, handler.EnqueueRequestsFromMapFunc(r.csvsOfGroup)).
+		Watches(&appsv1.Deployment{}, ownedByCSV).
+		Watches(&corev1.ServiceAccount{}, ownedByCSV).
+		Watches(&rbacv1.Role{}, ownedByCSV).
+		Watches(&rbacv1.RoleBinding{}, ownedByCSV).
+		Watches(&rbacv1.ClusterRole{}, handler.EnqueueRequestsFromMapFunc(ownerByLabels)).
+		Watches(&rbacv1.ClusterRoleBinding{}, handler.EnqueueRequestsFromMapFunc(ownerByLabels)).
+		Watches(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(r.csvsOfCRD)).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.csvsTargeting),
+			builder.WithPredicates(predicate.Funcs{
+				UpdateFunc:  func(event.UpdateEvent) bool { return false },
+				DeleteFunc:  func(event.DeleteEvent) bool { return false },
+				GenericFunc: func(event.GenericEvent) bool { return false },
+			})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Options.MaxConcurrentReconciles)}).
+		Complete(r)
+}
+
+func crdNames(obj client.Object) []string {
+	csv, ok := obj.(*v1alpha1.ClusterServiceVersion)
+	if !ok || groups.IsCopied(csv) {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, d := range slices.Concat(csv.Spec.CustomResourceDefinitions.Owned, csv.Spec.CustomResourceDefinitions.Required) {
+		set[d.Name] = true
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+func replaces(obj client.Object) []string {
+	csv, ok := obj.(*v1alpha1.ClusterServiceVersion)
+	if !ok || groups.IsCopied(csv) || csv.Spec.Replaces == "" {
+		return nil
+	}
+	return []string{csv.Spec.Replaces}
+}
+
+// copyChanged lets through every event of a CSV, and of a copy only its creation, deletion or a
+// change to anything but its status: a copy's parent rewrites a copy that was tampered with,
+// not every time it has mirrored the parent's status.
+func copyChanged() predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			csv, ok := e.ObjectNew.(*v1alpha1.ClusterServiceVersion)
+			if !ok || !groups.IsCopied(csv) {
+				return true
+			}
+			return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() ||
+				!maps.Equal(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels()) ||
+				!maps.Equal(e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations())
+		},
+	}
+}
+
+// neighbours maps a CSV to the CSVs whose sync depends on it: the CSV it replaces and those that
+// replace it (the replacement moves through both), and, for a copy, its parent.
+func (r *Reconciler) neighbours(ctx context.Context, obj client.Object) []reconcile.Request {
+	csv, ok := obj.(*v1alpha1.ClusterServiceVersion)
+	if !ok {
+		return nil
+	}
+	if groups.IsCopied(csv) {
+		parent := csv.Annotations[operatorsv1.OperatorGroupNamespaceAnnotationKey]
+		if parent == "" {
+			parent = csv.Labels[v1alpha1.CopiedLabelKey]
+		}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: parent, Name: csv.Name}}}
+	}
+	var out []reconcile.Request
+	if csv.Spec.Replaces != "" {
+		out = append(out, request(csv.Namespace, csv.Spec.Replaces))
+	}
+	var list v1alpha1.ClusterServiceVersionList
+	if err := r.Client.List(ctx, &list, client.InNamespace(csv.Namespace), client.MatchingFields{indexReplaces: csv.Name}); err != nil {
+		log.FromContext(ctx).Error(err, "list csvs replacing", "csv", csv.Name)
+		return out
+	}
+	for i := range list.Items {
+		out = append(out, request(list.Items[i].Namespace, list.Items[i].Name))
+	}
+	return out
+}
+
+// csvsOfGroup maps a group to the CSVs of its namespace and to the CSVs anywhere that provide
+// an API its olm.providedAPIs lists (seed 000: they are requeued, so that a conflict the group's
+// change resolved is noticed).
+func (r *Reconciler) csvsOfGroup(ctx context.Context, obj client.Object) []reconcile.Request {
+	og, ok := obj.(*operatorsv1.OperatorGroup)
+	if !ok {
+		return nil
+	}
+	set := map[types.NamespacedName]bool{}
+	var list v1alpha1.ClusterServiceVersionList
+	if err := r.Client.List(ctx, &list, client.InNamespace(og.Namespace), client.UnsafeDisableDeepCopy); err == nil {
+		addLocal(set, list.Items)
+	}
+	for api := range groups.GroupProvidedAPIs(og) {
+		var providers v1alpha1.ClusterServiceVersionList
+		if err := r.Client.List(ctx, &providers, client.MatchingLabels{api.LabelKey(): groups.ProvidedAPILabelValue}, client.UnsafeDisableDeepCopy); err == nil {
+			addLocal(set, providers.Items)
+		}
+	}
+	return requests(set)
+}
+
+// csvsOfCRD maps a CRD to the CSVs that own or require it.
+func (r *Reconciler) csvsOfCRD(ctx context.Context, obj client.Object) []reconcile.Request {
+	var list v1alpha1.ClusterServiceVersionList
+	if err := r.Client.List(ctx, &list, client.MatchingFields{indexCRDs: obj.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
+		log.FromContext(ctx).Error(err, "list csvs of crd", "crd", obj.GetName())
+		return nil
+	}
+	set := map[types.NamespacedName]bool{}
+	addLocal(set, list.Items)
+	return requests(set)
+}
+
+// csvsTargeting maps a new namespace to the CSVs of the groups that target it (all global
+// groups among them), which copy themselves there.
+func (r *Reconciler) csvsTargeting(ctx context.Context, obj client.Object) []reconcile.Request {
+	var ogs operatorsv1.OperatorGroupList
+	if err := r.Client.List(ctx, &ogs, client.UnsafeDisableDeepCopy); err != nil {
+		log.FromContext(ctx).Error(err, "list operatorgroups")
+		return nil
+	}
+	set := map[types.NamespacedName]bool{}
+	for i := range ogs.Items {
+		og := &ogs.Items[i]
+		if !groups.IsAllNamespaces(og.Status.Namespaces) && !slices.Contains(og.Status.Namespaces, obj.GetName()) {
+			continue
+		}
+		var list v1alpha1.ClusterServiceVersionList
+		if err := r.Client.List(ctx, &list, client.InNamespace(og.Namespace), client.UnsafeDisableDeepCopy); err == nil {
+			addLocal(set, list.Items)
+		}
+	}
+	return requests(set)
+}
+
+// ownerByLabels maps a cluster-scoped object to the CSV its owner labels name.
+func ownerByLabels(_ context.Context, obj client.Object) []reconcile.Request {
+	l := obj.GetLabels()
+	if l[groups.OwnerKindLabel] != v1alpha1.ClusterServiceVersionKind || l[groups.OwnerLabel] == "" || l[groups.OwnerNamespaceLabel] == "" {
+		return nil
+	}
+	return []reconcile.Request{request(l[groups.OwnerNamespaceLabel], l[groups.OwnerLabel])}
+}
+
+// addLocal adds the CSVs that are not copies to set.
+func addLocal(set map[types.NamespacedName]bool, csvs []v1alpha1.ClusterServiceVersion) {
+	for i := range csvs {
+		if !groups.IsCopied(&csvs[i]) {
+			set[types.NamespacedName{Namespace: csvs[i].Namespace, Name: csvs[i].Name}] = true
+		}
+	}
+}
+
+func requests(set map[types.NamespacedName]bool) []reconcile.Request {
+	out := make([]reconcile.Request, 0, len(set))
+	for key := range set {
+		out = append(out, reconcile.Request{NamespacedName: key})
+	}
+	return out
+}
+
+func request(namespace, name string) reconcile.Request {
+	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}}
+}

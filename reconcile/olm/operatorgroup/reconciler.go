@@ -1,0 +1,362 @@
+package operatorgroup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/patch"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/olm/groups"
+	"github.com/olmsync/olmsync/reconcile/olm/install"
+)
+
+// ControllerName names the controller, its logger and the source of its Events.
+const ControllerName = "operatorgroup"
+
+// The condition olmsync adds where OLM, with hashed role names, has no clash to report: two
+// groups of the same name in different namespaces would share the seed's <group>-admin, -edit
+// and -view ClusterRoles (docs/olm.md).
+const (
+	ConditionClusterRoleConflict = "ClusterRoleConflict"
+	ReasonClusterRoleOwned       = "ClusterRoleOwnedByAnotherGroup"
+)
+
+// OLM's messages for the group conditions, verbatim.
+const (
+	messageMultipleGroups         = "Multiple OperatorGroup found in the same namespace"
+	messageServiceAccountNotFound = "ServiceAccount %s not found"
+)
+
+// Options are the settings of the OperatorGroup controller.
+type Options struct {
+	// ResyncInterval is how often a settled group is looked at again; 0 means never.
+	ResyncInterval time.Duration
+}
+
+// Reconciler reconciles OperatorGroups.
+type Reconciler struct {
+	Client    client.Client
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Options   Options
+	now       func() time.Time
+}
+
+func (r *Reconciler) clock() metav1.Time {
+	if r.now != nil {
+		return metav1.NewTime(r.now())
+	}
+	return metav1.Now()
+}
+
+// step is one named step of a sync; done ends the sync after it.
+type step struct {
+	name string
+	run  func(ctx context.Context, og *operatorsv1.OperatorGroup) (done bool, err error)
+}
+
+// Reconcile brings one group's status and generated objects up to date.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
+	og := &operatorsv1.OperatorGroup{}
+	if err := r.Client.Get(ctx, req.NamespacedName, og); err != nil {
+		if apierrors.IsNotFound(err) {
+			return reconcile.Result{}, r.cleanup(ctx, req.Namespace, req.Name)
+		}
+		return reconcile.Result{}, err
+	}
+	patcher := patch.NewSerialPatcher(og, r.Client)
+	defer func() {
+		if err := patcher.Patch(ctx, og); err != nil && !apierrors.IsNotFound(err) {
+			retErr = kerrors.NewAggregate([]error{retErr, fmt.Errorf("patch operatorgroup %s/%s: %w", og.Namespace, og.Name, err)})
+		}
+	}()
+	steps := []step{
+		{"multiple groups", r.checkMultipleGroups},
+		{"service account", r.checkServiceAccount},
+		{"target namespaces", r.updateTargets},
+		{"namespace labels", r.labelNamespaces},
+		{"cluster roles", r.ensureClusterRoles},
+		{"provided apis", r.pruneProvidedAPIs},
+	}
+	for _, s := range steps {
+		done, err := s.run(ctx, og)
+		if err != nil {
+			var invalid *groups.NamespaceAllInTargetsError
+			if errors.As(err, &invalid) {
+				return reconcile.Result{}, reconcile.TerminalError(err)
+			}
+			return reconcile.Result{}, fmt.Errorf("operatorgroup %s/%s: %s: %w", og.Namespace, og.Name, s.name, err)
+		}
+		if done {
+			break
+		}
+	}
+	return reconcile.Result{RequeueAfter: r.Options.ResyncInterval}, nil
+}
+
+// checkMultipleGroups sets MultipleOperatorGroup on every group of a namespace that holds more
+// than one, and removes it once one is left.
+func (r *Reconciler) checkMultipleGroups(ctx context.Context, og *operatorsv1.OperatorGroup) (bool, error) {
+	var list operatorsv1.OperatorGroupList
+	if err := r.Client.List(ctx, &list, client.InNamespace(og.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return false, fmt.Errorf("list operatorgroups: %w", err)
+	}
+	if len(list.Items) > 1 {
+		r.setCondition(og, operatorsv1.MultipleOperatorGroupCondition, operatorsv1.MultipleOperatorGroupsReason, messageMultipleGroups)
+	} else {
+		apimeta.RemoveStatusCondition(&og.Status.Conditions, operatorsv1.MultipleOperatorGroupCondition)
+	}
+	return false, nil
+}
+
+// checkServiceAccount reports a group's missing service account and stops the sync there, as
+// OLM does; a present one is referenced from the status.
+func (r *Reconciler) checkServiceAccount(ctx context.Context, og *operatorsv1.OperatorGroup) (bool, error) {
+	name := og.Spec.ServiceAccountName
+	if name == "" {
+		apimeta.RemoveStatusCondition(&og.Status.Conditions, operatorsv1.OperatorGroupServiceAccountCondition)
+		og.Status.ServiceAccountRef = nil
+		return false, nil
+	}
+	sa := &corev1.ServiceAccount{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: og.Namespace, Name: name}, sa)
+	switch {
+	case apierrors.IsNotFound(err):
+		r.setCondition(og, operatorsv1.OperatorGroupServiceAccountCondition, operatorsv1.OperatorGroupServiceAccountReason, fmt.Sprintf(messageServiceAccountNotFound, name))
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("get serviceaccount %s: %w", name, err)
+	}
+	apimeta.RemoveStatusCondition(&og.Status.Conditions, operatorsv1.OperatorGroupServiceAccountCondition)
+	og.Status.ServiceAccountRef = &corev1.ObjectReference{
+		Kind: "ServiceAccount", APIVersion: "v1", Namespace: sa.Namespace, Name: sa.Name, UID: sa.UID,
+	}
+	return false, nil
+}
+
+// updateTargets writes the group's target namespaces to status.namespaces, and lastUpdated with
+// them, when the set changed. A group listing "" among spec.targetNamespaces is refused and
+// its status left as it is (OLM's rule); the Warning Event says why.
+func (r *Reconciler) updateTargets(ctx context.Context, og *operatorsv1.OperatorGroup) (bool, error) {
+	var list corev1.NamespaceList
+	if err := r.Client.List(ctx, &list); err != nil {
+		return false, fmt.Errorf("list namespaces: %w", err)
+	}
+	targets, err := groups.TargetNamespaces(og, list.Items)
+	if err != nil {
+		var invalid *groups.NamespaceAllInTargetsError
+		if errors.As(err, &invalid) && r.Recorder != nil {
+			r.Recorder.Eventf(og, nil, corev1.EventTypeWarning, "InvalidTargetNamespaces", "Sync", "%s", invalid.Message())
+		}
+		return true, err
+	}
+	current := slices.Clone(og.Status.Namespaces)
+	slices.Sort(current)
+	if !slices.Equal(current, targets) {
+		og.Status.Namespaces = targets
+		now := r.clock()
+		og.Status.LastUpdated = &now
+	}
+	return false, nil
+}
+
+// labelNamespaces puts olm.operatorgroup.uid/<uid> on every target namespace of a non-global
+// group and takes it off every other namespace.
+func (r *Reconciler) labelNamespaces(ctx context.Context, og *operatorsv1.OperatorGroup) (bool, error) {
+	key := operatorsv1.OperatorGroupLabelPrefix + string(og.UID)
+	targets := map[string]bool{}
+	if !groups.IsAllNamespaces(og.Status.Namespaces) {
+		for _, ns := range og.Status.Namespaces {
+			targets[ns] = true
+		}
+	}
+	var list corev1.NamespaceList
+	if err := r.Client.List(ctx, &list); err != nil {
+		return false, fmt.Errorf("list namespaces: %w", err)
+	}
+	for i := range list.Items {
+		ns := &list.Items[i]
+		_, has := ns.Labels[key]
+		if has == targets[ns.Name] || !ns.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := r.setNamespaceLabel(ctx, ns, key, targets[ns.Name]); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+func (r *Reconciler) setNamespaceLabel(ctx context.Context, ns *corev1.Namespace, key string, present bool) error {
+	before := ns.DeepCopy()
+	if present {
+		if ns.Labels == nil {
+			ns.Labels = map[string]string{}
+		}
+		ns.Labels[key] = ""
+	} else {
+		delete(ns.Labels, key)
+	}
+	if err := r.Client.Patch(ctx, ns, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("label namespace %s: %w", ns.Name, err)
+	}
+	return nil
+}
+
+// ensureClusterRoles keeps the group's <group>-admin, -edit and -view ClusterRoles. The seed's
+// names can clash: with another group of the same name in another namespace, or with a role
+// that is no group's at all (a group named "cluster" would claim cluster-admin). Such a role is
+// never touched; ClusterRoleConflict and a Warning Event say which.
+func (r *Reconciler) ensureClusterRoles(ctx context.Context, og *operatorsv1.OperatorGroup) (bool, error) {
+	a := &install.Applier{Client: r.Client, APIReader: r.APIReader}
+	var conflicts []string
+	for _, role := range groups.GroupClusterRoles(og) {
+		conflict, err := r.clusterRoleConflict(ctx, og, &role)
+		if err != nil {
+			return false, err
+		}
+		if conflict != "" {
+			conflicts = append(conflicts, conflict)
+			continue
+		}
+		if err := a.ApplyClusterRole(ctx, &role); err != nil {
+			return false, err
+		}
+	}
+	if len(conflicts) > 0 {
+		message := strings.Join(conflicts, "; ")
+		if r.setCondition(og, ConditionClusterRoleConflict, ReasonClusterRoleOwned, message) && r.Recorder != nil {
+			r.Recorder.Eventf(og, nil, corev1.EventTypeWarning, ReasonClusterRoleOwned, "Sync", "%s", message)
+		}
+	} else {
+		apimeta.RemoveStatusCondition(&og.Status.Conditions, ConditionClusterRoleConflict)
+	}
+	return false, nil
+}
+
+// clusterRoleConflict creates the group's role when it does not exist, and otherwise says why
+// the existing one is not the group's to update ("" when it is).
+func (r *Reconciler) clusterRoleConflict(ctx context.Context, og *operatorsv1.OperatorGroup, desired *rbacv1.ClusterRole) (string, error) {
+	existing := &rbacv1.ClusterRole{}
+	err := r.Client.Get(ctx, client.ObjectKey{Name: desired.Name}, existing)
+	if apierrors.IsNotFound(err) {
+		err = r.Client.Create(ctx, desired.DeepCopy())
+		if err == nil {
+			return "", nil
+		}
+		if apierrors.IsAlreadyExists(err) {
+			// It exists out of the cache's sight (a label-filtered cache): ask the API server.
+			err = r.reader().Get(ctx, client.ObjectKey{Name: desired.Name}, existing)
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("clusterrole %s: %w", desired.Name, err)
+	}
+	l := existing.Labels
+	switch {
+	case l[groups.OwnerKindLabel] != operatorsv1.OperatorGroupKind:
+		return fmt.Sprintf("ClusterRole %s exists and belongs to no OperatorGroup", desired.Name), nil
+	case l[groups.OwnerNamespaceLabel] != og.Namespace || l[groups.OwnerLabel] != groups.LabelValue(og.Name):
+		return fmt.Sprintf("ClusterRole %s belongs to OperatorGroup %s/%s", desired.Name, l[groups.OwnerNamespaceLabel], l[groups.OwnerLabel]), nil
+	}
+	return "", nil
+}
+
+func (r *Reconciler) reader() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
+}
+
+// pruneProvidedAPIs removes from the group's olm.providedAPIs the APIs no CSV of its namespace
+// provides any more (groups.PruneProvidedAPIs). The write fails on a concurrent change of the
+// group, so that an API a CSV just added is never pruned from a stale view.
+func (r *Reconciler) pruneProvidedAPIs(ctx context.Context, og *operatorsv1.OperatorGroup) (bool, error) {
+	var list v1alpha1.ClusterServiceVersionList
+	if err := r.Client.List(ctx, &list, client.InNamespace(og.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return false, fmt.Errorf("list csvs: %w", err)
+	}
+	prune := groups.PruneProvidedAPIs(og, list.Items)
+	if prune.WaitingFor != "" {
+		log.FromContext(ctx).V(1).Info("not pruning provided apis while a csv installs", "csv", prune.WaitingFor)
+	}
+	if !prune.Changed {
+		return false, nil
+	}
+	// The patch carries the resourceVersion the sync started from, so that a concurrent change
+	// fails it. og itself keeps the old value: the deferred status patch must not touch metadata.
+	base := og.DeepCopy()
+	updated := og.DeepCopy()
+	updated.Annotations[operatorsv1.OperatorGroupProvidedAPIsAnnotationKey] = prune.ProvidedAPIs
+	if err := r.Client.Patch(ctx, updated, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return false, fmt.Errorf("prune %s: %w", operatorsv1.OperatorGroupProvidedAPIsAnnotationKey, err)
+	}
+	return false, nil
+}
+
+// setCondition sets a True condition with a stable message, and reports whether it changed.
+func (r *Reconciler) setCondition(og *operatorsv1.OperatorGroup, conditionType, reason, message string) bool {
+	return apimeta.SetStatusCondition(&og.Status.Conditions, metav1.Condition{
+		Type: conditionType, Status: metav1.ConditionTrue, Reason: reason, Message: message,
+		ObservedGeneration: og.Generation, LastTransitionTime: r.clock(),
+	})
+}
+
+// cleanup removes what a deleted group left: its ClusterRoles, and the namespace labels of
+// groups that no longer exist.
+func (r *Reconciler) cleanup(ctx context.Context, namespace, name string) error {
+	err := r.Client.DeleteAllOf(ctx, &rbacv1.ClusterRole{}, client.MatchingLabels{
+		groups.OwnerLabel:          groups.LabelValue(name),
+		groups.OwnerNamespaceLabel: namespace,
+		groups.OwnerKindLabel:      operatorsv1.OperatorGroupKind,
+	})
+	if err != nil {
+		return fmt.Errorf("delete clusterroles of operatorgroup %s/%s: %w", namespace, name, err)
+	}
+	return r.removeStaleNamespaceLabels(ctx)
+}
+
+// removeStaleNamespaceLabels takes olm.operatorgroup.uid/<uid> labels off namespaces when no
+// group of that UID exists.
+func (r *Reconciler) removeStaleNamespaceLabels(ctx context.Context) error {
+	var ogs operatorsv1.OperatorGroupList
+	if err := r.Client.List(ctx, &ogs, client.UnsafeDisableDeepCopy); err != nil {
+		return fmt.Errorf("list operatorgroups: %w", err)
+	}
+	live := map[string]bool{}
+	for i := range ogs.Items {
+		live[operatorsv1.OperatorGroupLabelPrefix+string(ogs.Items[i].UID)] = true
+	}
+	var list corev1.NamespaceList
+	if err := r.Client.List(ctx, &list); err != nil {
+		return fmt.Errorf("list namespaces: %w", err)
+	}
+	for i := range list.Items {
+		ns := &list.Items[i]
+		for key := range ns.Labels {
+			if strings.HasPrefix(key, operatorsv1.OperatorGroupLabelPrefix) && !live[key] && ns.DeletionTimestamp.IsZero() {
+				if err := r.setNamespaceLabel(ctx, ns, key, false); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package olm
+
+import (
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/olm/csv"
+	"github.com/olmsync/olmsync/reconcile/olm/groups"
+	"github.com/olmsync/olmsync/reconcile/olm/operatorgroup"
+)
+
+// LeaderElectionID is the name of the Lease the embedded OLM's manager holds, so that of
+// several replicas only one acts. Whoever builds the manager sets it with LeaderElection on.
+const LeaderElectionID = "olm.olmsync.dev"
+
+// Options configure the embedded OLM's controllers.
+type Options struct {
+	// DisableCopiedCSVs is OLM's OLMConfig spec.features.disableCopiedCSVs: operators of
+	// global groups are not copied into every namespace (except ProtectedNamespaces), and
+	// their existing copies are removed.
+	DisableCopiedCSVs bool
+	// ProtectedNamespaces keep copies even when copies are disabled.
+	ProtectedNamespaces []string
+	// ResyncInterval is how often a settled object is looked at again although nothing around
+	// it changed; 0 means never.
+	ResyncInterval time.Duration
+	// MaxConcurrentReconciles is how many CSVs are reconciled at once (1 when 0).
+	MaxConcurrentReconciles int
+}
+
+// SetupWithManager registers the ClusterServiceVersion and OperatorGroup controllers (the
+// "OLM operator" half of OLM) with the manager. The manager should run with leader election
+// on (LeaderElectionID); CacheByObject narrows what it caches.
+func SetupWithManager(mgr ctrl.Manager, opts Options) error {
+	err := csv.SetupWithManager(mgr, csv.Options{
+		Copies: groups.CopyOptions{
+			DisableCopiedCSVs:   opts.DisableCopiedCSVs,
+			ProtectedNamespaces: opts.ProtectedNamespaces,
+		},
+		ResyncInterval:          opts.ResyncInterval,
+		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+	})
+	if err != nil {
+		return fmt.Errorf("set up clusterserviceversion controller: %w", err)
+	}
+	if err := operatorgroup.SetupWithManager(mgr, operatorgroup.Options{ResyncInterval: opts.ResyncInterval}); err != nil {
+		return fmt.Errorf("set up operatorgroup controller: %w", err)
+	}
+	return nil
+}
+
+// CacheByObject narrows the manager's cache to the Deployments and RBAC that OLM makes (those
+// carrying its olm.owner.kind label) instead of every one in the cluster. The controllers
+// work with or without it: an object they need that the cache does not show is read from the
+// API server. Use it only when nothing else on the manager reads other Deployments or RBAC
+// through the cache. Merge it into cache.Options.ByObject.
+func CacheByObject() map[client.Object]cache.ByObject {
+	ownedByCSV := labels.SelectorFromSet(labels.Set{groups.OwnerKindLabel: v1alpha1.ClusterServiceVersionKind})
+	ownedByOLM, err := labels.NewRequirement(groups.OwnerKindLabel, selection.In,
+		[]string{v1alpha1.ClusterServiceVersionKind, operatorsv1.OperatorGroupKind})
+	if err != nil {
+		panic(err) // constant input
+	}
+	return map[client.Object]cache.ByObject{
+		&appsv1.Deployment{}:         {Label: ownedByCSV},
+		&rbacv1.Role{}:               {Label: ownedByCSV},
+		&rbacv1.RoleBinding{}:        {Label: ownedByCSV},
+		&rbacv1.ClusterRoleBinding{}: {Label: ownedByCSV},
+		&rbacv1.ClusterRole{}:        {Label: labels.NewSelector().Add(*ownedByOLM)},
+	}
+}
