@@ -223,16 +223,28 @@ func operatorGroup(t *testing.T, env *testenv.Env, namespace, name string, targe
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 		Spec:       operatorsv1.OperatorGroupSpec{TargetNamespaces: targets},
 	}
-	if err := env.Client.Create(context.Background(), og); err != nil {
-		t.Fatalf("create operatorgroup %s/%s: %v", namespace, name, err)
-	}
+	create(t, env, og)
 	return og
 }
 
+// create creates an object. An OperatorGroup is deleted again when the test ends: the tests
+// share one API server, and a group left behind that lists an API in olm.providedAPIs would
+// intersect every later test's global group and fail its CSV with
+// InterOperatorGroupOwnerConflict, as OLM would. (Namespaces cannot be deleted instead:
+// envtest runs no namespace controller, so a deleted namespace keeps its objects.)
 func create(t *testing.T, env *testenv.Env, obj client.Object) {
 	t.Helper()
 	if err := env.Client.Create(context.Background(), obj); err != nil {
 		t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
+	}
+	if og, ok := obj.(*operatorsv1.OperatorGroup); ok {
+		key := client.ObjectKeyFromObject(og)
+		t.Cleanup(func() {
+			gone := &operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+			if err := env.Client.Delete(context.Background(), gone); client.IgnoreNotFound(err) != nil {
+				t.Errorf("delete operatorgroup %s: %v", key, err)
+			}
+		})
 	}
 }
 
