@@ -11,11 +11,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/reconcile/olm/groups"
 	"github.com/olmsync/olmsync/reconcile/olm/install"
+	"github.com/olmsync/olmsync/reconcile/olm/resolve"
 )
 
 // InstalledAlongsidePrefix prefixes the annotations an InstallPlan puts on a CRD it applies for
@@ -89,10 +91,9 @@ type Requirements struct {
 // service account of permissions and clusterPermissions (present, not owned by another CSV,
 // and bound to the rules asked for).
 //
-// The RBAC check looks for the Role (ClusterRole) and binding that install.PermissionsFor
-// makes, by their owner labels and olm.permissions.hash, as OLM does when it does not hold the
-// cluster's whole RBAC in memory; olmsync creates them itself, so it does not fall back to
-// evaluating RBAC that someone else wrote.
+// The RBAC check looks for the Role (ClusterRole) and binding that an InstallPlan and
+// install.PermissionsFor make, by their generated name, owner labels and rules; olmsync
+// creates them itself, so it does not fall back to evaluating RBAC that someone else wrote.
 func CheckRequirements(csv *v1alpha1.ClusterServiceVersion, snap Snapshot) Requirements {
 	r := Requirements{Met: true}
 	add := func(met bool, statuses []v1alpha1.RequirementStatus) {
@@ -375,54 +376,45 @@ func ownedBy(refs []metav1.OwnerReference, csv *v1alpha1.ClusterServiceVersion) 
 	return false
 }
 
-// permissionCreated reports whether the role and binding install.PermissionsFor makes for p
-// exist: a (Cluster)Role with the CSV's owner labels and the hash of p's rules, and a
-// (Cluster)RoleBinding with the hash of a reference to that role and p's service account.
+// permissionCreated reports whether the role and binding an InstallPlan (or
+// install.PermissionsFor) makes for p exist: a (Cluster)Role of the generated name with the
+// CSV's owner labels and p's rules, and a (Cluster)RoleBinding of the same name binding that
+// role to p's service account. The name ends with a hash of p, so a changed permission is not
+// met by the RBAC of the old one.
 func permissionCreated(csv *v1alpha1.ClusterServiceVersion, snap Snapshot, p v1alpha1.StrategyDeploymentPermissions, cluster bool) bool {
-	rulesHash, err := install.RulesHash(p.Rules)
-	if err != nil {
-		return false
-	}
-	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: p.ServiceAccountName, Namespace: csv.Namespace}}
 	owner := install.OwnerSelector(csv)
-	matches := func(m *metav1.ObjectMeta, hash string) bool {
+	owned := func(m *metav1.ObjectMeta, name, hash string) bool {
+		if m.Name != name || m.Labels[install.PermissionsHashLabel] != hash {
+			return false
+		}
 		for k, v := range owner {
 			if m.Labels[k] != v {
 				return false
 			}
 		}
-		return m.Labels[install.PermissionsHashLabel] == hash
+		return true
 	}
-	bound := func(kind, role string, bindings []*metav1.ObjectMeta) bool {
-		hash, err := install.BindingHash(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: role}, subjects)
-		if err != nil {
-			return false
-		}
-		return slices.ContainsFunc(bindings, func(m *metav1.ObjectMeta) bool { return matches(m, hash) })
+	bindsTo := func(ref rbacv1.RoleRef, subjects []rbacv1.Subject, kind, name string) bool {
+		return ref.Kind == kind && ref.Name == name && slices.ContainsFunc(subjects, func(s rbacv1.Subject) bool {
+			return s.Kind == rbacv1.ServiceAccountKind && s.Name == p.ServiceAccountName && s.Namespace == csv.Namespace
+		})
 	}
 	if cluster {
-		var bindings []*metav1.ObjectMeta
-		for i := range snap.ClusterRoleBindings {
-			bindings = append(bindings, &snap.ClusterRoleBindings[i].ObjectMeta)
-		}
-		for i := range snap.ClusterRoles {
-			if matches(&snap.ClusterRoles[i].ObjectMeta, rulesHash) && bound("ClusterRole", snap.ClusterRoles[i].Name, bindings) {
-				return true
-			}
-		}
-		return false
+		name, hash := resolve.ClusterRoleName(csv.Name, csv.Namespace, p)
+		role := slices.IndexFunc(snap.ClusterRoles, func(r rbacv1.ClusterRole) bool {
+			return owned(&r.ObjectMeta, name, hash) && equality.Semantic.DeepEqual(r.Rules, p.Rules)
+		})
+		bound := slices.ContainsFunc(snap.ClusterRoleBindings, func(b rbacv1.ClusterRoleBinding) bool {
+			return owned(&b.ObjectMeta, name, hash) && bindsTo(b.RoleRef, b.Subjects, "ClusterRole", name)
+		})
+		return role >= 0 && bound
 	}
-	var bindings []*metav1.ObjectMeta
-	for i := range snap.RoleBindings {
-		if snap.RoleBindings[i].Namespace == csv.Namespace {
-			bindings = append(bindings, &snap.RoleBindings[i].ObjectMeta)
-		}
-	}
-	for i := range snap.Roles {
-		r := &snap.Roles[i]
-		if r.Namespace == csv.Namespace && matches(&r.ObjectMeta, rulesHash) && bound("Role", r.Name, bindings) {
-			return true
-		}
-	}
-	return false
+	name, hash := resolve.RoleName(csv.Name, p)
+	role := slices.IndexFunc(snap.Roles, func(r rbacv1.Role) bool {
+		return r.Namespace == csv.Namespace && owned(&r.ObjectMeta, name, hash) && equality.Semantic.DeepEqual(r.Rules, p.Rules)
+	})
+	bound := slices.ContainsFunc(snap.RoleBindings, func(b rbacv1.RoleBinding) bool {
+		return b.Namespace == csv.Namespace && owned(&b.ObjectMeta, name, hash) && bindsTo(b.RoleRef, b.Subjects, "Role", name)
+	})
+	return role >= 0 && bound
 }

@@ -49,8 +49,7 @@ func rbacObjects(csv *v1alpha1.ClusterServiceVersion) []rbacObject {
 	var roles, bindings, clusterRoles, clusterBindings = map[string][]rbacObject{}, map[string][]rbacObject{}, map[string][]rbacObject{}, map[string][]rbacObject{}
 	for _, perm := range strategy.Permissions {
 		get(perm.ServiceAccountName)
-		hash := permissionHash(csv.Name, perm)
-		name := hashedName(csv.Name+"-"+perm.ServiceAccountName, hash)
+		name, hash := RoleName(csv.Name, perm)
 		labels := ownerLabels(csv, hash)
 		role := &rbacv1.Role{
 			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
@@ -68,8 +67,7 @@ func rbacObjects(csv *v1alpha1.ClusterServiceVersion) []rbacObject {
 	}
 	for _, perm := range strategy.ClusterPermissions {
 		get(perm.ServiceAccountName)
-		hash := clusterPermissionHash(csv.Name, csv.Namespace, perm)
-		name := hashedName(csv.Name, hash)
+		name, hash := ClusterRoleName(csv.Name, csv.Namespace, perm)
 		labels := ownerLabels(csv, hash)
 		role := &rbacv1.ClusterRole{
 			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
@@ -102,9 +100,25 @@ func rbacObjects(csv *v1alpha1.ClusterServiceVersion) []rbacObject {
 	return out
 }
 
+// RoleName is the name of the Role and RoleBinding OLM generates for one permissions entry of
+// the CSV csvName, and the hash that ends it (the PermissionsHashLabel value).
+func RoleName(csvName string, perm v1alpha1.StrategyDeploymentPermissions) (name, hash string) {
+	hash = permissionHash(csvName, perm)
+	return hashedName(csvName+"-"+perm.ServiceAccountName, hash), hash
+}
+
+// ClusterRoleName is the name of the ClusterRole and ClusterRoleBinding OLM generates for one
+// clusterPermissions entry of the CSV csvNamespace/csvName, and the hash that ends it.
+func ClusterRoleName(csvName, csvNamespace string, perm v1alpha1.StrategyDeploymentPermissions) (name, hash string) {
+	hash = clusterPermissionHash(csvName, csvNamespace, perm)
+	return hashedName(csvName, hash), hash
+}
+
+// ownerLabels are the CSV's owner labels as the CSV controller writes them too
+// (groups.LabelValue keeps an over-long CSV name a valid label value).
 func ownerLabels(csv *v1alpha1.ClusterServiceVersion, hash string) map[string]string {
 	return map[string]string{
-		groups.OwnerLabel:          csv.Name,
+		groups.OwnerLabel:          groups.LabelValue(csv.Name),
 		groups.OwnerNamespaceLabel: csv.Namespace,
 		groups.OwnerKindLabel:      v1alpha1.ClusterServiceVersionKind,
 		PermissionsHashLabel:       hash,
