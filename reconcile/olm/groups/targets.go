@@ -127,29 +127,25 @@ func ClassifyTargets(operatorNamespace string, targets []string) (v1alpha1.Insta
 	}
 }
 
-// surfaceTargets is the namespace set OLM compares when it checks two groups for intersection:
-// status.namespaces plus the group's own namespace, unless the group is global. A group whose
-// status lists no namespace (not synced yet, or selecting none) has an empty surface and
-// intersects nothing, as in OLM.
+// surfaceTargets is the namespace set compared when two groups are checked for intersection:
+// status.namespaces plus the group's own namespace. The own
+// namespace counts even when the status lists none (not synced yet, or a selector matching
+// nothing): seed 000 says it is always included. OLM's code gives such a group an empty set
+// that intersects nothing; the seed wins (docs/olm.md).
 func surfaceTargets(og *operatorsv1.OperatorGroup) map[string]bool {
-	set := map[string]bool{}
+	set := map[string]bool{og.Namespace: true}
 	for _, ns := range og.Status.Namespaces {
 		set[ns] = true
-	}
-	if len(og.Status.Namespaces) > 0 && !IsAllNamespaces(og.Status.Namespaces) {
-		set[og.Namespace] = true
 	}
 	return set
 }
 
 // GroupsIntersect reports whether two groups' target namespaces intersect, each counted with
 // its own namespace (seed 000: "an OperatorGroup's namespace is always included as part of its
-// selected target namespaces"). A global group intersects every group with a target.
-// Both groups' status.namespaces must hold their resolved targets (TargetNamespaces).
+// selected target namespaces"). A global group intersects every group. Both groups'
+// status.namespaces should hold their resolved targets (TargetNamespaces); one that does not
+// yet still counts its own namespace.
 func GroupsIntersect(a, b *operatorsv1.OperatorGroup) bool {
-	if len(a.Status.Namespaces) == 0 || len(b.Status.Namespaces) == 0 {
-		return false
-	}
 	if IsAllNamespaces(a.Status.Namespaces) || IsAllNamespaces(b.Status.Namespaces) {
 		return true
 	}

@@ -181,8 +181,12 @@ func TestGroupsIntersect(t *testing.T) {
 		{"different targets, different namespaces", og("a", "g", targets("x", "y")), og("b", "g", targets("z")), false},
 		{"global intersects a single-namespace group", og("a", "g", global()), og("b", "g", targets("b")), true},
 		{"two global groups", og("a", "g", global()), og("b", "g", global()), true},
-		{"no status (not synced or selecting nothing) intersects nothing", og("a", "g"), og("a", "h", targets("a")), false},
-		{"global with a group without status", og("a", "g", global()), og("b", "g"), false},
+		// Seed 000: a group's own namespace always counts, even before its status lists it.
+		{"no status still counts the own namespace", og("a", "g"), og("b", "h", targets("a")), true},
+		{"two groups without status in different namespaces", og("a", "g"), og("b", "g"), false},
+		{"two groups without status in one namespace", og("a", "g"), og("a", "h"), true},
+		{"global with a group without status", og("a", "g", global()), og("b", "g"), true},
+		{"no status, targets elsewhere", og("a", "g"), og("b", "h", targets("c")), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
