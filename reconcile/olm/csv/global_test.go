@@ -182,7 +182,7 @@ func checkCopy(c, parent *v1alpha1.ClusterServiceVersion) error {
 }
 
 // TestDeleteCSV deletes a Succeeded CSV of a global group: its cleanup removes its cluster-scoped
-// RBAC, per-API ClusterRoles and copies, its metrics go, and its namespaced objects are left to
+// RBAC, per-API ClusterRoles and copies, its group stops listing its APIs, its metrics go, and its namespaced objects are left to
 // the garbage collector through their owner references (envtest runs none).
 func TestDeleteCSV(t *testing.T) {
 	env := testenv.Get(t)
@@ -208,6 +208,9 @@ func TestDeleteCSV(t *testing.T) {
 	}
 
 	deleteAndWait(t, env, csv.DeepCopy())
+	// The group stops listing the deleted CSV's APIs: a group left listing them would conflict
+	// with every later group providing them (InterOperatorGroupOwnerConflict).
+	waitGroupAPIs(t, env, ns, "global-"+ns, "")
 
 	var roles rbacv1.ClusterRoleList
 	var bindings rbacv1.ClusterRoleBindingList

@@ -59,6 +59,8 @@ type manager struct {
 	ctrl.Manager
 	stop context.CancelFunc
 	done chan error
+	// err is what Start returned once the manager stopped.
+	err error
 }
 
 // startManager starts a manager with the CSV and OperatorGroup controllers, leader election on
@@ -108,7 +110,12 @@ func newManager(t *testing.T, env *testenv.Env, opts olm.Options) *manager {
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &manager{Manager: mgr, stop: cancel, done: make(chan error, 1)}
 	go func() { m.done <- mgr.Start(ctx) }()
-	t.Cleanup(m.shutdown)
+	t.Cleanup(func() {
+		m.shutdown()
+		if m.err != nil {
+			t.Errorf("manager stopped with: %v", m.err)
+		}
+	})
 	return m
 }
 
@@ -116,7 +123,7 @@ func newManager(t *testing.T, env *testenv.Env, opts olm.Options) *manager {
 func (m *manager) shutdown() {
 	m.stop()
 	if m.done != nil {
-		<-m.done
+		m.err = <-m.done
 		m.done = nil
 	}
 }
@@ -364,7 +371,10 @@ func deleteAndWait(t *testing.T, env *testenv.Env, obj client.Object) {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("still there (%v)", err)
+		if err != nil {
+			return fmt.Errorf("get: %w", err)
+		}
+		return errors.New("still there")
 	})
 }
 
