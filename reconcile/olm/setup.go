@@ -14,9 +14,13 @@ import (
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/olm/catalog"
+	"github.com/olmsync/olmsync/reconcile/olm/catalogsource"
 	"github.com/olmsync/olmsync/reconcile/olm/csv"
 	"github.com/olmsync/olmsync/reconcile/olm/groups"
+	"github.com/olmsync/olmsync/reconcile/olm/installplan"
 	"github.com/olmsync/olmsync/reconcile/olm/operatorgroup"
+	"github.com/olmsync/olmsync/reconcile/olm/resolve"
 )
 
 // LeaderElectionID is the name of the Lease the embedded OLM's manager holds, so that of
@@ -36,10 +40,22 @@ type Options struct {
 	ResyncInterval time.Duration
 	// MaxConcurrentReconciles is how many CSVs are reconciled at once (1 when 0).
 	MaxConcurrentReconciles int
+	// GlobalCatalogNamespace is the namespace whose CatalogSources every namespace sees (OLM's
+	// catalog operator --namespace: "olm" upstream, "openshift-marketplace" on OpenShift).
+	GlobalCatalogNamespace string
+	// CatalogImages says how catalog images are pulled and where they are cached by digest.
+	CatalogImages catalog.ImageOptions
+	// RetryInterval is how soon a catalog that could not be read, or an InstallPlan waiting
+	// for a catalog or an API, is tried again (each controller's default when zero).
+	RetryInterval time.Duration
+	// Catalogs is the registry the CatalogSource controller fills; a new one when nil. Pass one
+	// to share it with the Subscription controller or a test.
+	Catalogs *catalogsource.Registry
 }
 
 // SetupWithManager registers the ClusterServiceVersion and OperatorGroup controllers (the
-// "OLM operator" half of OLM) with the manager. The manager should run with leader election
+// "OLM operator" half of OLM) and the CatalogSource and InstallPlan controllers (of the
+// "catalog operator" half) with the manager. The manager should run with leader election
 // on (LeaderElectionID); CacheByObject narrows what it caches.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	err := csv.SetupWithManager(mgr, csv.Options{
@@ -55,6 +71,17 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := operatorgroup.SetupWithManager(mgr, operatorgroup.Options{ResyncInterval: opts.ResyncInterval}); err != nil {
 		return fmt.Errorf("set up operatorgroup controller: %w", err)
+	}
+	registry := opts.Catalogs
+	if registry == nil {
+		registry = catalogsource.NewRegistry(opts.GlobalCatalogNamespace, resolve.Options{})
+	}
+	err = catalogsource.SetupWithManager(mgr, registry, catalogsource.Options{Image: opts.CatalogImages, RetryInterval: opts.RetryInterval})
+	if err != nil {
+		return fmt.Errorf("set up catalogsource controller: %w", err)
+	}
+	if err := installplan.SetupWithManager(mgr, registry, installplan.Options{RetryInterval: opts.RetryInterval}); err != nil {
+		return fmt.Errorf("set up installplan controller: %w", err)
 	}
 	return nil
 }

@@ -1,0 +1,406 @@
+package installplan_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/reconcile/olm"
+	"github.com/olmsync/olmsync/reconcile/olm/catalogsource"
+	"github.com/olmsync/olmsync/reconcile/olm/installplan"
+	"github.com/olmsync/olmsync/reconcile/olm/resolve"
+)
+
+// TestInstallFromConfigMapCatalog: a hand-made InstallPlan naming a CSV of a ConfigMap catalog
+// is planned from the catalog (CSV, CRD, then the RBAC), executed step by step (every step
+// Created), and the CSV it installed reaches Succeeded once its Deployment is Available.
+func TestInstallFromConfigMapCatalog(t *testing.T) {
+	env := testenv.Get(t)
+	reg := catalogsource.NewRegistry("", resolve.Options{})
+	startManager(t, env, olm.Options{Catalogs: reg})
+	ctx := context.Background()
+	ns := newNamespace(t, env, "cm-install")
+	group := ns + ".example.com"
+	ownGroup(t, env, ns)
+	cs := configMapCatalog(t, env, ns, group)
+	if cs.Status.ConfigMapResource == nil || cs.Status.ConfigMapResource.Name != "widgets" || cs.Status.GRPCConnectionState.LastConnectTime.IsZero() {
+		t.Errorf("status %+v: want the configmap reference and lastConnect", cs.Status)
+	}
+	if e, ok := reg.Get(types.NamespacedName{Namespace: ns, Name: "widgets"}); !ok || e.Content.Package("widget") == nil {
+		t.Fatalf("the registry does not hold the widget package: %+v", e)
+	}
+
+	create(t, env, installPlan(ns, "install-widget", v1alpha1.ApprovalAutomatic, "widget.v1.0.0"))
+	ip := waitPlanPhase(t, env, ns, "install-widget", v1alpha1.InstallPlanPhaseComplete)
+	var kinds []string
+	for _, s := range ip.Status.Plan {
+		kinds = append(kinds, s.Resource.Kind)
+		if s.Status != v1alpha1.StepStatusCreated {
+			t.Errorf("step %s %s: %s, want Created", s.Resource.Kind, s.Resource.Name, s.Status)
+		}
+		if s.Resource.CatalogSource != "widgets" || s.Resource.CatalogSourceNamespace != ns {
+			t.Errorf("step %s from %s/%s", s.Resource.Name, s.Resource.CatalogSourceNamespace, s.Resource.CatalogSource)
+		}
+	}
+	if got, want := strings.Join(kinds, ","), "ClusterServiceVersion,CustomResourceDefinition,ServiceAccount,Role,RoleBinding"; got != want {
+		t.Errorf("steps %s, want %s", got, want)
+	}
+	if c := findCondition(ip, v1alpha1.InstallPlanInstalled); c == nil || c.Status != corev1.ConditionTrue {
+		t.Errorf("Installed condition %+v", c)
+	}
+
+	csv := &v1alpha1.ClusterServiceVersion{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "widget.v1.0.0"}, csv); err != nil {
+		t.Fatal(err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: "widgets." + group}, crd); err != nil {
+		t.Fatal(err)
+	}
+	key, value := installplan.InstalledAlongside(ns, csv.Name)
+	if crd.Annotations[key] != value {
+		t.Errorf("crd annotations %v: want %s=%s", crd.Annotations, key, value)
+	}
+	var roles rbacv1.RoleList
+	if err := env.Client.List(ctx, &roles, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(roles.Items) != 1 || len(roles.Items[0].OwnerReferences) != 1 || roles.Items[0].OwnerReferences[0].UID != csv.UID {
+		t.Fatalf("roles %+v: want one, owned by the csv's uid", roles.Items)
+	}
+
+	markAvailable(t, env, ns, "widget-operator")
+	waitCSVPhase(t, env, ns, "widget.v1.0.0", v1alpha1.CSVPhaseSucceeded)
+}
+
+// TestManualApproval: a Manual plan stops in RequiresApproval and creates nothing until it is
+// approved.
+func TestManualApproval(t *testing.T) {
+	env := testenv.Get(t)
+	startManager(t, env, olm.Options{})
+	ctx := context.Background()
+	ns := newNamespace(t, env, "manual")
+	group := ns + ".example.com"
+	ownGroup(t, env, ns)
+	configMapCatalog(t, env, ns, group)
+
+	create(t, env, installPlan(ns, "install-manual", v1alpha1.ApprovalManual, "widget.v1.0.0"))
+	ip := waitPlanPhase(t, env, ns, "install-manual", v1alpha1.InstallPlanPhaseRequiresApproval)
+	if len(ip.Status.Plan) == 0 {
+		t.Fatal("a plan waiting for approval shows no steps")
+	}
+	for _, s := range ip.Status.Plan {
+		if s.Status != v1alpha1.StepStatusUnknown {
+			t.Errorf("step %s is %s before approval", s.Resource.Name, s.Status)
+		}
+	}
+	err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "widget.v1.0.0"}, &v1alpha1.ClusterServiceVersion{})
+	if err == nil {
+		t.Fatal("the csv exists before the plan was approved")
+	}
+
+	ip.Spec.Approved = true
+	if err := env.Client.Update(ctx, ip); err != nil {
+		t.Fatal(err)
+	}
+	waitPlanPhase(t, env, ns, "install-manual", v1alpha1.InstallPlanPhaseComplete)
+}
+
+// TestPlanFromResolution: the API the Subscription controller uses — resolve over the
+// registry's catalogs, installplan.New and Create — gives a plan the controller installs.
+func TestPlanFromResolution(t *testing.T) {
+	env := testenv.Get(t)
+	reg := catalogsource.NewRegistry("", resolve.Options{})
+	startManager(t, env, olm.Options{Catalogs: reg})
+	ctx := context.Background()
+	ns := newNamespace(t, env, "resolved")
+	ownGroup(t, env, ns)
+	configMapCatalog(t, env, ns, ns+".example.com")
+
+	sub := v1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widget", UID: "sub-uid"}}
+	sub.Spec = v1alpha1.SubscriptionSpec{Package: "widget", Channel: "alpha", CatalogSource: "widgets", CatalogSourceNamespace: ns}
+	r, _ := reg.Resolver()
+	res := r.Resolve(resolve.Namespace{Name: ns, Subscriptions: []v1alpha1.Subscription{sub}})
+	plan, err := resolve.NewPlan(res)
+	if err != nil || plan == nil {
+		t.Fatalf("plan: %v (%+v)", err, res)
+	}
+	ip := installplan.New(ns, 1, plan, []*v1alpha1.Subscription{&sub})
+	if err := installplan.Create(ctx, env.Client, ip); err != nil {
+		t.Fatal(err)
+	}
+	done := waitPlanPhase(t, env, ns, ip.Name, v1alpha1.InstallPlanPhaseComplete)
+	if len(done.OwnerReferences) != 1 || done.OwnerReferences[0].Kind != v1alpha1.SubscriptionKind {
+		t.Errorf("owner references %+v", done.OwnerReferences)
+	}
+	if fmt.Sprint(done.Spec.ClusterServiceVersionNames) != "[widget.v1.0.0]" {
+		t.Errorf("csv names %v", done.Spec.ClusterServiceVersionNames)
+	}
+}
+
+// TestCRDUpdateRefused: a plan whose CRD drops a version the cluster's CRD serves fails with
+// InstallComponentFailed and crdupgrade's message; the CRD is left as it was.
+func TestCRDUpdateRefused(t *testing.T) {
+	env := testenv.Get(t)
+	startManager(t, env, olm.Options{})
+	ctx := context.Background()
+	ns := newNamespace(t, env, "crd-refused")
+	group := ns + ".example.com"
+	ownGroup(t, env, ns)
+	// The cluster serves v1alpha1 and v1; the catalog's CRD only v1.
+	existing, err := decodeCRD(widgetCRD(group, "v1alpha1", "v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, env, existing)
+	configMapCatalog(t, env, ns, group)
+
+	create(t, env, installPlan(ns, "install-refused", v1alpha1.ApprovalAutomatic, "widget.v1.0.0"))
+	ip := waitPlanPhase(t, env, ns, "install-refused", v1alpha1.InstallPlanPhaseFailed)
+	c := findCondition(ip, v1alpha1.InstallPlanInstalled)
+	want := fmt.Sprintf(`refusing to update "widgets.%s": new CRD removes version v1alpha1 that the existing CRD serves`, group)
+	if c == nil || c.Reason != v1alpha1.InstallPlanReasonComponentFailed || !strings.Contains(c.Message, want) {
+		t.Errorf("Installed condition %+v: want InstallComponentFailed with %q", c, want)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: "widgets." + group}, crd); err != nil {
+		t.Fatal(err)
+	}
+	if len(crd.Spec.Versions) != 2 {
+		t.Errorf("the crd was changed: %d versions", len(crd.Spec.Versions))
+	}
+}
+
+// TestRestartMidInstall: a manager stops with a plan half executed — the CSV Created, the CRD
+// created but its step not recorded (the manager stopped between the two) — and the next one
+// finishes it: the CRD's step becomes Present, nothing fails, and the CSV installs.
+func TestRestartMidInstall(t *testing.T) {
+	env := testenv.Get(t)
+	ctx := context.Background()
+	ns := newNamespace(t, env, "restart")
+	group := ns + ".example.com"
+	reg := catalogsource.NewRegistry("", resolve.Options{})
+	first := startManager(t, env, olm.Options{Catalogs: reg})
+	ownGroup(t, env, ns)
+	configMapCatalog(t, env, ns, group)
+	// Plan without installing: a Manual plan waits with its steps written.
+	create(t, env, installPlan(ns, "install-restart", v1alpha1.ApprovalManual, "widget.v1.0.0"))
+	ip := waitPlanPhase(t, env, ns, "install-restart", v1alpha1.InstallPlanPhaseRequiresApproval)
+	first.shutdown(t)
+
+	// What the stopped manager left: the CSV created and recorded, the CRD created only.
+	for i, s := range ip.Status.Plan {
+		switch s.Resource.Kind {
+		case v1alpha1.ClusterServiceVersionKind:
+			csv := &v1alpha1.ClusterServiceVersion{}
+			if err := decodeInto(s.Resource.Manifest, csv); err != nil {
+				t.Fatal(err)
+			}
+			csv.Namespace = ns
+			create(t, env, csv)
+			ip.Status.Plan[i].Status = v1alpha1.StepStatusCreated
+		case "CustomResourceDefinition":
+			crd, err := decodeCRD(s.Resource.Manifest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			create(t, env, crd)
+		}
+	}
+	ip.Status.Phase = v1alpha1.InstallPlanPhaseInstalling
+	if err := env.Client.Status().Update(ctx, ip); err != nil {
+		t.Fatal(err)
+	}
+	ip.Spec.Approved = true
+	if err := env.Client.Update(ctx, ip); err != nil {
+		t.Fatal(err)
+	}
+
+	startManager(t, env, olm.Options{Catalogs: reg})
+	done := waitPlanPhase(t, env, ns, "install-restart", v1alpha1.InstallPlanPhaseComplete)
+	for _, s := range done.Status.Plan {
+		switch s.Resource.Kind {
+		case v1alpha1.ClusterServiceVersionKind:
+			if s.Status != v1alpha1.StepStatusCreated {
+				t.Errorf("csv step %s, want it kept Created", s.Status)
+			}
+		case "CustomResourceDefinition":
+			if s.Status != v1alpha1.StepStatusPresent {
+				t.Errorf("crd step %s, want Present", s.Status)
+			}
+		default:
+			// The CSV controller may have written the CSV's RBAC first: the same objects.
+			if s.Status != v1alpha1.StepStatusCreated && s.Status != v1alpha1.StepStatusPresent {
+				t.Errorf("step %s %s: %s", s.Resource.Kind, s.Resource.Name, s.Status)
+			}
+		}
+	}
+	var roles rbacv1.RoleList
+	if err := env.Client.List(ctx, &roles, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(roles.Items) != 1 {
+		t.Errorf("%d roles: the plan and the csv controller wrote different ones", len(roles.Items))
+	}
+	markAvailable(t, env, ns, "widget-operator")
+	waitCSVPhase(t, env, ns, "widget.v1.0.0", v1alpha1.CSVPhaseSucceeded)
+}
+
+// TestCatalogImage: a grpc CatalogSource with an image served by an in-process OCI registry
+// becomes READY with the image's packages in the registry; a new push under the same tag is
+// picked up on the next poll; when the registry goes away the source turns TRANSIENT_FAILURE,
+// says why, and the last good content is still served.
+func TestCatalogImage(t *testing.T) {
+	env := testenv.Get(t)
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	reg := catalogsource.NewRegistry("", resolve.Options{})
+	startManager(t, env, olm.Options{Catalogs: reg})
+	ns := newNamespace(t, env, "image")
+	ref := host + "/catalogs/widgets:latest"
+	first := push(t, ref, fbcImage(t, fbcPackage("widget")))
+
+	cs := &v1alpha1.CatalogSource{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widgets"},
+		Spec: v1alpha1.CatalogSourceSpec{
+			SourceType: v1alpha1.SourceTypeGrpc, Image: ref,
+			UpdateStrategy: &v1alpha1.UpdateStrategy{RegistryPoll: &v1alpha1.RegistryPoll{Interval: "1s"}},
+		},
+	}
+	create(t, env, cs)
+	ready := waitConnection(t, env, ns, "widgets", v1alpha1.ConnectionStateReady)
+	if ready.Status.LatestImageRegistryPoll == nil {
+		t.Error("no latestImageRegistryPoll")
+	}
+	key := types.NamespacedName{Namespace: ns, Name: "widgets"}
+	if e, _ := reg.Get(key); e.Revision != first || e.Content.Package("widget") == nil {
+		t.Fatalf("registry entry %+v: want digest %s with package widget", e, first)
+	}
+
+	second := push(t, ref, fbcImage(t, fbcPackage("widget")+fbcPackage("gadget")))
+	eventually(t, "the new digest loaded", func() error {
+		if e, _ := reg.Get(key); e.Revision != second || e.Content.Package("gadget") == nil {
+			return fmt.Errorf("revision %s", e.Revision)
+		}
+		return nil
+	})
+
+	srv.Close()
+	broken := waitConnection(t, env, ns, "widgets", v1alpha1.ConnectionStateTransientFailure)
+	if broken.Status.Reason != v1alpha1.CatalogSourceRegistryServerError || !strings.Contains(broken.Status.Message, ref) {
+		t.Errorf("status reason %q message %q", broken.Status.Reason, broken.Status.Message)
+	}
+	c := apimeta.FindStatusCondition(broken.Status.Conditions, catalogsource.ConditionReady)
+	if c == nil || c.Reason != catalogsource.ReasonServingStale {
+		t.Errorf("Ready condition %+v: want %s", c, catalogsource.ReasonServingStale)
+	}
+	if e, _ := reg.Get(key); e.Content == nil || e.Content.Package("gadget") == nil || e.Err == nil {
+		t.Errorf("registry entry %+v: want the last good content and the error", e)
+	}
+	if cats := reg.Catalogs(); len(cats) == 0 {
+		t.Error("the broken catalog is not served")
+	}
+}
+
+// TestCatalogSourceSpecInvalid: a source olmsync cannot serve stalls with SpecInvalidError.
+func TestCatalogSourceSpecInvalid(t *testing.T) {
+	env := testenv.Get(t)
+	startManager(t, env, olm.Options{})
+	ns := newNamespace(t, env, "invalid")
+	create(t, env, &v1alpha1.CatalogSource{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "address"},
+		Spec:       v1alpha1.CatalogSourceSpec{SourceType: v1alpha1.SourceTypeGrpc, Address: "registry.olm:50051"},
+	})
+	eventually(t, "SpecInvalidError", func() error {
+		cs := &v1alpha1.CatalogSource{}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "address"}, cs); err != nil {
+			return err
+		}
+		if cs.Status.Reason != v1alpha1.CatalogSourceSpecInvalidError || !apimeta.IsStatusConditionTrue(cs.Status.Conditions, catalogsource.ConditionStalled) {
+			return fmt.Errorf("status %+v", cs.Status)
+		}
+		return nil
+	})
+}
+
+func fbcPackage(name string) string {
+	return fmt.Sprintf(`{"schema":"olm.package","name":%[1]q,"defaultChannel":"stable"}
+{"schema":"olm.channel","package":%[1]q,"name":"stable","entries":[{"name":"%[1]s.v1.0.0"}]}
+{"schema":"olm.bundle","name":"%[1]s.v1.0.0","package":%[1]q,"image":"example.com/%[1]s-bundle:1","properties":[{"type":"olm.package","value":{"packageName":%[1]q,"version":"1.0.0"}}]}
+`, name)
+}
+
+func findCondition(ip *v1alpha1.InstallPlan, t v1alpha1.InstallPlanConditionType) *v1alpha1.InstallPlanCondition {
+	for i := range ip.Status.Conditions {
+		if ip.Status.Conditions[i].Type == t {
+			return &ip.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// TestDetectOLM: an OLM's own CRDs and its olm-operator Deployment are found, so --olm=auto
+// does not start the embedded controllers beside it.
+func TestDetectOLM(t *testing.T) {
+	env := testenv.Get(t)
+	ctx := context.Background()
+	before, err := olm.DetectOLM(ctx, env.Client)
+	if err != nil || len(before) != 0 {
+		t.Fatalf("DetectOLM on a cluster without OLM = %v, %v", before, err)
+	}
+	crd, err := decodeCRD(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: olmconfigs.operators.coreos.com}
+spec:
+  group: operators.coreos.com
+  names: {kind: OLMConfig, listKind: OLMConfigList, plural: olmconfigs, singular: olmconfig}
+  scope: Cluster
+  versions:
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, env, crd)
+	ns := newNamespace(t, env, "olm")
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "olm-operator"},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "olm-operator"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "olm-operator"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "olm", Image: "quay.io/operator-framework/olm"}}},
+			},
+		},
+	}
+	create(t, env, d)
+	found, err := olm.DetectOLM(ctx, env.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "CustomResourceDefinition olmconfigs.operators.coreos.com,Deployment " + ns + "/olm-operator"
+	if strings.Join(found, ",") != want {
+		t.Errorf("DetectOLM = %v, want %s", found, want)
+	}
+	if start, err := olm.Decide(olm.ModeAuto, found); start || !errors.Is(err, olm.ErrOLMPresent) {
+		t.Errorf("Decide(auto) = %v, %v", start, err)
+	}
+}

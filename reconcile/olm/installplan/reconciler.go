@@ -1,0 +1,251 @@
+package installplan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/patch"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/olm/catalogsource"
+	"github.com/olmsync/olmsync/reconcile/olm/metrics"
+	"github.com/olmsync/olmsync/reconcile/olm/resolve"
+)
+
+// ControllerName names the controller, its logger and the source of its Events.
+const ControllerName = "installplan"
+
+// DefaultRetryInterval is how soon a plan waiting for a catalog or an API is looked at again.
+const DefaultRetryInterval = 10 * time.Second
+
+// Options are the settings of the InstallPlan controller.
+type Options struct {
+	// RetryInterval: DefaultRetryInterval when zero.
+	RetryInterval time.Duration
+}
+
+// Reconciler reconciles InstallPlans.
+type Reconciler struct {
+	Client    client.Client
+	APIReader client.Reader
+	Mapper    meta.RESTMapper
+	// Catalogs plans InstallPlans created without steps.
+	Catalogs *catalogsource.Registry
+	Recorder events.EventRecorder
+	Options  Options
+	now      func() time.Time
+}
+
+func (r *Reconciler) clock() time.Time {
+	if r.now != nil {
+		return r.now()
+	}
+	return time.Now()
+}
+
+func (r *Reconciler) retry() time.Duration {
+	if r.Options.RetryInterval > 0 {
+		return r.Options.RetryInterval
+	}
+	return DefaultRetryInterval
+}
+
+// Reconcile takes one InstallPlan a phase further.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
+	obj := &v1alpha1.InstallPlan{}
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.countPlans(ctx)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	was := obj.Status.Phase
+	patcher := patch.NewSerialPatcher(obj, r.Client)
+	defer func() {
+		if err := patcher.Patch(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+			retErr = kerrors.NewAggregate([]error{retErr, fmt.Errorf("patch installplan %s: %w", req.NamespacedName, err)})
+			return
+		}
+		r.recordPhase(obj, was)
+		r.countPlans(ctx)
+	}()
+
+	next, action := Next(obj)
+	obj.Status.Phase = next
+	if action == ActionPlan {
+		waiting, err := r.plan(obj)
+		if err != nil {
+			obj.Status.Message = err.Error()
+			setCondition(obj, v1alpha1.InstallPlanResolved, corev1.ConditionFalse, v1alpha1.InstallPlanReasonPlanUnknown, err.Error(), r.clock())
+			return reconcile.Result{}, reconcile.TerminalError(err)
+		}
+		if waiting != "" {
+			setCondition(obj, v1alpha1.InstallPlanResolved, corev1.ConditionFalse, v1alpha1.InstallPlanReasonPlanUnknown, waiting, r.clock())
+			return reconcile.Result{RequeueAfter: r.retry()}, nil
+		}
+		setCondition(obj, v1alpha1.InstallPlanResolved, corev1.ConditionTrue, "", "", r.clock())
+		next, action = Next(obj)
+		obj.Status.Phase = next
+	}
+	if action != ActionInstall {
+		return reconcile.Result{}, nil
+	}
+	if obj.Status.StartTime == nil {
+		obj.Status.StartTime = &metav1.Time{Time: r.clock().Truncate(time.Second)}
+	}
+	return r.install(ctx, obj, patcher)
+}
+
+// plan fills status.plan of a plan made without steps from the bundles of its
+// spec.clusterServiceVersionNames, found in the catalogs the namespace sees (spec.source
+// first). It returns why it waits when a bundle is not in any catalog yet (a catalog may still
+// be loading), and an error when a bundle comes without its content: unpacking bundle images
+// is not something olmsync does yet.
+func (r *Reconciler) plan(obj *v1alpha1.InstallPlan) (string, error) {
+	source := types.NamespacedName{Namespace: obj.Spec.CatalogSourceNamespace, Name: obj.Spec.CatalogSource}
+	var steps []v1alpha1.Step
+	var missing []string
+	sources := map[string]bool{}
+	for _, name := range obj.Spec.ClusterServiceVersionNames {
+		b, from, ok := r.Catalogs.FindBundle(obj.Namespace, name, source)
+		if !ok {
+			missing = append(missing, name)
+			continue
+		}
+		if b.CSV == nil {
+			return "", fmt.Errorf("bundle %s of catalog %s has no content in the catalog (image %s): unpacking bundle images is not supported", name, from, b.Image)
+		}
+		bs, err := resolve.BundleSteps(obj.Namespace, resolve.Bundle{
+			Name: b.Name, Package: b.Package, Replaces: b.CSV.Spec.Replaces, Content: b,
+			Source: resolve.CatalogKey{Name: from.Name, Namespace: from.Namespace},
+		})
+		if err != nil {
+			return "", err
+		}
+		steps = append(steps, bs...)
+		sources[from.Name] = true
+	}
+	if len(missing) > 0 {
+		return fmt.Sprintf("bundles not found in the catalogs namespace %s sees: %s", obj.Namespace, strings.Join(missing, ", ")), nil
+	}
+	obj.Status.Plan = resolve.OrderSteps(steps)
+	for name := range sources {
+		obj.Status.CatalogSources = append(obj.Status.CatalogSources, name)
+	}
+	return "", nil
+}
+
+// install executes the steps in order, writing each step's status as it goes. A step that can
+// never succeed fails the plan; one that may (an API not served yet, a conflict) is retried.
+func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, patcher *patch.SerialPatcher) (reconcile.Result, error) {
+	if n := len(obj.Status.BundleLookups); n > 0 {
+		// Their steps come from unpacking bundle images, which olmsync does not do yet: do not
+		// report a plan Complete that installed only part of what it holds.
+		err := fmt.Errorf("%d bundle lookups (%s, ...): unpacking bundle images is not supported", n, obj.Status.BundleLookups[0].Identifier)
+		obj.Status.Message = err.Error()
+		setCondition(obj, v1alpha1.InstallPlanInstalled, corev1.ConditionFalse, v1alpha1.InstallPlanReasonComponentFailed, err.Error(), r.clock())
+		return reconcile.Result{}, reconcile.TerminalError(err)
+	}
+	e := &executor{client: r.Client, reader: r.APIReader, mapper: r.Mapper, namespace: obj.Namespace}
+	for i := range obj.Status.Plan {
+		s := &obj.Status.Plan[i]
+		if s.Status == v1alpha1.StepStatusCreated || s.Status == v1alpha1.StepStatusPresent {
+			continue
+		}
+		status, err := e.execute(ctx, *s)
+		s.Status = status
+		var failed *StepError
+		switch {
+		case errors.As(err, &failed):
+			obj.Status.Phase = v1alpha1.InstallPlanPhaseFailed
+			obj.Status.Message = failed.Error()
+			setCondition(obj, v1alpha1.InstallPlanInstalled, corev1.ConditionFalse, v1alpha1.InstallPlanReasonComponentFailed, failed.Error(), r.clock())
+			return reconcile.Result{}, nil
+		case status == v1alpha1.StepStatusWaitingForAPI:
+			log.FromContext(ctx).Info("waiting for an API", "step", s.Resource.Name, "error", err.Error())
+			return reconcile.Result{RequeueAfter: r.retry()}, nil
+		case err != nil:
+			return reconcile.Result{}, err
+		}
+		if s.Resource.Kind == v1alpha1.ClusterServiceVersionKind {
+			// Later steps read the CSV for its UID: write the progress first.
+			if err := patcher.Patch(ctx, obj); err != nil {
+				return reconcile.Result{}, err
+			}
+		}
+	}
+	for _, w := range e.warnings {
+		if r.Recorder != nil {
+			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "CRDValidation", "Install", "%s", w)
+		}
+	}
+	if Done(obj.Status.Plan) {
+		obj.Status.Phase = v1alpha1.InstallPlanPhaseComplete
+		obj.Status.Message = ""
+		setCondition(obj, v1alpha1.InstallPlanInstalled, corev1.ConditionTrue, "", "", r.clock())
+	}
+	return reconcile.Result{}, nil
+}
+
+// setCondition sets a condition of the plan, moving lastTransitionTime only when the status
+// changes.
+func setCondition(obj *v1alpha1.InstallPlan, t v1alpha1.InstallPlanConditionType, status corev1.ConditionStatus, reason v1alpha1.InstallPlanConditionReason, message string, now time.Time) {
+	at := metav1.NewTime(now.Truncate(time.Second))
+	for i := range obj.Status.Conditions {
+		c := &obj.Status.Conditions[i]
+		if c.Type != t {
+			continue
+		}
+		if c.Status == status && c.Reason == reason && c.Message == message {
+			return
+		}
+		if c.Status != status {
+			c.LastTransitionTime = &at
+		}
+		c.Status, c.Reason, c.Message, c.LastUpdateTime = status, reason, message, &at
+		return
+	}
+	obj.Status.Conditions = append(obj.Status.Conditions, v1alpha1.InstallPlanCondition{
+		Type: t, Status: status, Reason: reason, Message: message, LastUpdateTime: &at, LastTransitionTime: &at,
+	})
+}
+
+// recordPhase records an Event when the plan's phase changed: Warning for Failed.
+func (r *Reconciler) recordPhase(obj *v1alpha1.InstallPlan, was v1alpha1.InstallPlanPhase) {
+	if r.Recorder == nil || obj.Status.Phase == was {
+		return
+	}
+	eventType := corev1.EventTypeNormal
+	if obj.Status.Phase == v1alpha1.InstallPlanPhaseFailed {
+		eventType = corev1.EventTypeWarning
+	}
+	msg := fmt.Sprintf("phase %s", obj.Status.Phase)
+	if obj.Status.Message != "" {
+		msg += ": " + obj.Status.Message
+	}
+	r.Recorder.Eventf(obj, nil, eventType, string(obj.Status.Phase), "Sync", "%s", msg)
+}
+
+// countPlans sets install_plan_count.
+func (r *Reconciler) countPlans(ctx context.Context) {
+	var list v1alpha1.InstallPlanList
+	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		log.FromContext(ctx).Error(err, "count installplans")
+		return
+	}
+	metrics.InstallPlanCount.Set(float64(len(list.Items)))
+}

@@ -1,0 +1,282 @@
+package installplan
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/olm/crdupgrade"
+	"github.com/olmsync/olmsync/reconcile/olm/install"
+	"github.com/olmsync/olmsync/reconcile/olm/phase"
+	"github.com/olmsync/olmsync/reconcile/olm/resolve"
+)
+
+// StepError is a step that cannot be executed whatever the retries: a manifest that does not
+// decode or that the API server refuses as invalid, or a CRD update crdupgrade.Check refuses.
+// It fails the plan.
+type StepError struct {
+	Kind, Name string
+	Err        error
+}
+
+func (e *StepError) Error() string {
+	return fmt.Sprintf("error creating %s %s: %v", strings.ToLower(e.Kind), e.Name, e.Err)
+}
+func (e *StepError) Unwrap() error { return e.Err }
+
+// executor executes the steps of one plan in its namespace.
+type executor struct {
+	client    client.Client
+	reader    client.Reader
+	mapper    meta.RESTMapper
+	namespace string
+	// warnings are CRD validation failures tolerated because of a conversion webhook.
+	warnings []string
+}
+
+// execute runs one step and returns its new status.
+func (e *executor) execute(ctx context.Context, s v1alpha1.Step) (v1alpha1.StepStatus, error) {
+	fail := func(err error) (v1alpha1.StepStatus, error) {
+		return s.Status, &StepError{Kind: s.Resource.Kind, Name: s.Resource.Name, Err: err}
+	}
+	switch s.Resource.Kind {
+	case "CustomResourceDefinition":
+		crd, err := crdupgrade.Decode([]byte(s.Resource.Manifest))
+		if err != nil {
+			return fail(err)
+		}
+		return e.applyCRD(ctx, crd, s.Resolving)
+	}
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal([]byte(s.Resource.Manifest), &u.Object); err != nil {
+		return fail(fmt.Errorf("decode manifest: %w", err))
+	}
+	if s.Resource.Kind == resolve.BundleSecretKind {
+		u.SetKind("Secret")
+	}
+	gvk := u.GroupVersionKind()
+	mapping, err := e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			// Its CRD may be a step of this plan that is not established yet: try again.
+			return v1alpha1.StepStatusWaitingForAPI, fmt.Errorf("%s %s: %w", s.Resource.Kind, s.Resource.Name, err)
+		}
+		return s.Status, err
+	}
+	namespaced := mapping.Scope.Name() == meta.RESTScopeNameNamespace
+	if namespaced {
+		u.SetNamespace(e.namespace)
+	} else {
+		u.SetNamespace("")
+	}
+	if gvk.Kind != v1alpha1.ClusterServiceVersionKind && gvk.Kind != v1alpha1.SubscriptionKind {
+		if err := e.own(ctx, u, s.Resolving, namespaced); err != nil {
+			return s.Status, err
+		}
+	}
+	status, err := e.createOrUpdate(ctx, u, gvk.Kind != v1alpha1.ClusterServiceVersionKind)
+	if err != nil && (apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)) {
+		return fail(err)
+	}
+	return status, err
+}
+
+// own makes a bundle object the CSV's, as OLM does: namespaced objects get the CSV's
+// non-blocking owner reference (RBAC steps name the CSV without its UID, which exists only
+// now), cluster-scoped ones its owner labels.
+func (e *executor) own(ctx context.Context, u *unstructured.Unstructured, csvName string, namespaced bool) error {
+	csv := &v1alpha1.ClusterServiceVersion{}
+	if err := e.reader.Get(ctx, client.ObjectKey{Namespace: e.namespace, Name: csvName}, csv); err != nil {
+		return fmt.Errorf("get csv %s of the step: %w", csvName, err)
+	}
+	if !namespaced {
+		labels := u.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		for k, v := range install.OwnerLabels(csv) {
+			if _, ok := labels[k]; !ok {
+				labels[k] = v
+			}
+		}
+		u.SetLabels(labels)
+		return nil
+	}
+	refs := u.GetOwnerReferences()
+	found := false
+	for i := range refs {
+		if refs[i].Kind == v1alpha1.ClusterServiceVersionKind && refs[i].Name == csv.Name {
+			refs[i] = install.OwnerReference(csv)
+			found = true
+		}
+	}
+	if !found {
+		refs = append(refs, install.OwnerReference(csv))
+	}
+	u.SetOwnerReferences(refs)
+	return nil
+}
+
+// createOrUpdate creates the object (Created) or, when it exists, updates it to the manifest,
+// keeping the labels, annotations and owner references others added (Present). A CSV that
+// exists is left as it is: the CSV controller owns it from then on.
+func (e *executor) createOrUpdate(ctx context.Context, u *unstructured.Unstructured, update bool) (v1alpha1.StepStatus, error) {
+	err := e.client.Create(ctx, u.DeepCopy())
+	if err == nil {
+		return v1alpha1.StepStatusCreated, nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return v1alpha1.StepStatusUnknown, fmt.Errorf("create %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	if !update {
+		return v1alpha1.StepStatusPresent, nil
+	}
+	existing := &unstructured.Unstructured{}
+	existing.SetGroupVersionKind(u.GroupVersionKind())
+	if err := e.reader.Get(ctx, client.ObjectKeyFromObject(u), existing); err != nil {
+		return v1alpha1.StepStatusUnknown, fmt.Errorf("get %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	u.SetResourceVersion(existing.GetResourceVersion())
+	u.SetLabels(merged(existing.GetLabels(), u.GetLabels()))
+	u.SetAnnotations(merged(existing.GetAnnotations(), u.GetAnnotations()))
+	refs := existing.GetOwnerReferences()
+	for _, ref := range u.GetOwnerReferences() {
+		if !hasOwner(refs, ref) {
+			refs = append(refs, ref)
+		}
+	}
+	u.SetOwnerReferences(refs)
+	if err := e.client.Update(ctx, u); err != nil {
+		return v1alpha1.StepStatusUnknown, fmt.Errorf("update %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	return v1alpha1.StepStatusPresent, nil
+}
+
+func hasOwner(refs []metav1.OwnerReference, ref metav1.OwnerReference) bool {
+	for _, r := range refs {
+		if r.UID == ref.UID && r.Kind == ref.Kind && r.Name == ref.Name {
+			return true
+		}
+	}
+	return false
+}
+
+func merged(existing, desired map[string]string) map[string]string {
+	out := maps.Clone(existing)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, desired)
+	return out
+}
+
+// applyCRD creates a CRD (Created) or updates it when crdupgrade.Check allows (Present), with
+// the installed-alongside annotation naming the CSV it was applied for (the CSV's requirement
+// check reads it).
+func (e *executor) applyCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, csvName string) (v1alpha1.StepStatus, error) {
+	annotations := crd.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	key, value := InstalledAlongside(e.namespace, csvName)
+	annotations[key] = value
+	crd.SetAnnotations(annotations)
+	err := e.client.Create(ctx, crd.DeepCopy())
+	if err == nil {
+		return v1alpha1.StepStatusCreated, nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		if apierrors.IsInvalid(err) {
+			return v1alpha1.StepStatusUnknown, &StepError{Kind: "CustomResourceDefinition", Name: crd.Name, Err: err}
+		}
+		return v1alpha1.StepStatusUnknown, fmt.Errorf("create crd %s: %w", crd.Name, err)
+	}
+	existing := &apiextensionsv1.CustomResourceDefinition{}
+	if err := e.reader.Get(ctx, client.ObjectKey{Name: crd.Name}, existing); err != nil {
+		return v1alpha1.StepStatusUnknown, fmt.Errorf("get crd %s: %w", crd.Name, err)
+	}
+	crs, err := e.customResources(ctx, existing, crd)
+	if err != nil {
+		return v1alpha1.StepStatusUnknown, err
+	}
+	res, err := crdupgrade.Check(existing, crd, crs)
+	if err != nil {
+		var refused *crdupgrade.Error
+		if errors.As(err, &refused) {
+			return v1alpha1.StepStatusUnknown, &StepError{Kind: "CustomResourceDefinition", Name: crd.Name, Err: err}
+		}
+		return v1alpha1.StepStatusUnknown, err
+	}
+	e.warnings = append(e.warnings, res.Warnings...)
+	crd.ResourceVersion = existing.ResourceVersion
+	crd.Labels = merged(existing.Labels, crd.Labels)
+	crd.Annotations = merged(withoutAlongside(existing.Annotations, e.namespace), crd.Annotations)
+	if err := e.client.Update(ctx, crd); err != nil {
+		if apierrors.IsInvalid(err) {
+			return v1alpha1.StepStatusUnknown, &StepError{Kind: "CustomResourceDefinition", Name: crd.Name, Err: err}
+		}
+		return v1alpha1.StepStatusUnknown, fmt.Errorf("update crd %s: %w", crd.Name, err)
+	}
+	return v1alpha1.StepStatusPresent, nil
+}
+
+// customResources lists the custom resources of every version served by both CRDs, as OLM
+// does before an update.
+func (e *executor) customResources(ctx context.Context, existing, updated *apiextensionsv1.CustomResourceDefinition) ([]unstructured.Unstructured, error) {
+	var out []unstructured.Unstructured
+	for _, v := range existing.Spec.Versions {
+		if !v.Served || !servedIn(updated, v.Name) {
+			continue
+		}
+		var list unstructured.UnstructuredList
+		list.SetGroupVersionKind(schema.GroupVersionKind{Group: existing.Spec.Group, Version: v.Name, Kind: existing.Spec.Names.ListKind})
+		if err := e.reader.List(ctx, &list); err != nil {
+			return nil, fmt.Errorf("list %s %s: %w", existing.Spec.Names.Plural, v.Name, err)
+		}
+		out = append(out, list.Items...)
+	}
+	return out, nil
+}
+
+func servedIn(crd *apiextensionsv1.CustomResourceDefinition, version string) bool {
+	for _, v := range crd.Spec.Versions {
+		if v.Name == version {
+			return v.Served
+		}
+	}
+	return false
+}
+
+// InstalledAlongside is the annotation an InstallPlan puts on a CRD it applies for the CSV
+// namespace/csv: operatorframework.io/installed-alongside-<hash of namespace/csv>.
+func InstalledAlongside(namespace, csv string) (key, value string) {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(namespace + "/" + csv))
+	return fmt.Sprintf("%s%x", phase.InstalledAlongsidePrefix, h.Sum64()), namespace + "/" + csv
+}
+
+// withoutAlongside drops the installed-alongside annotations of CSVs of namespace: the CRD is
+// now the version of the CSV applying it; other namespaces' annotations stay.
+func withoutAlongside(annotations map[string]string, namespace string) map[string]string {
+	out := map[string]string{}
+	for k, v := range annotations {
+		if strings.HasPrefix(k, phase.InstalledAlongsidePrefix) && strings.HasPrefix(v, namespace+"/") {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
