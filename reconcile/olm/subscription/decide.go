@@ -1,0 +1,196 @@
+package subscription
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/olm/resolve"
+)
+
+// UpgradeHeld is olmsync's condition type for a Subscription whose installed CSV stays
+// although it is not the channel head: True with reason UpgradeHeld (bundles that would
+// replace it exist, but taking one would leave an API without a provider or break an
+// installed operator) or NoUpgradePath (nothing in the channel replaces it). OLM says
+// nothing in both cases; consoles and Argo CD's health check ignore condition types they
+// do not know, so adding it changes nothing for them.
+const UpgradeHeld v1alpha1.SubscriptionConditionType = "UpgradeHeld"
+
+// MessageOperatorGroups is OLM's message when a namespace does not hold exactly one
+// OperatorGroup (resolver/step_resolver.go). OLM's catalog operator stops there and writes
+// nothing on the Subscriptions; olmsync writes it as ResolutionFailed, so the reason
+// nothing is installed is on the object.
+const MessageOperatorGroups = "expected 1 OperatorGroup in the namespace, found %d"
+
+// SyncInstalledCSV follows status.currentCSV to the cluster, as OLM's
+// ensureSubscriptionCSVState does: once a CSV of that name exists in the namespace it is the
+// installed CSV and the Subscription is AtLatestKnown (until a resolution finds an upgrade);
+// while it does not, the Subscription is UpgradePending. It reports whether the status
+// changed.
+func SyncInstalledCSV(sub *v1alpha1.Subscription, csvExists bool, now metav1.Time) bool {
+	st := &sub.Status
+	if st.CurrentCSV == "" {
+		return false
+	}
+	installed, state := st.InstalledCSV, st.State
+	if csvExists {
+		installed = st.CurrentCSV
+		if state != v1alpha1.SubscriptionStateUpgradeAvailable || st.InstalledCSV != st.CurrentCSV {
+			state = v1alpha1.SubscriptionStateAtLatest
+		}
+	} else {
+		state = v1alpha1.SubscriptionStateUpgradePending
+	}
+	if installed == st.InstalledCSV && state == st.State {
+		return false
+	}
+	st.InstalledCSV, st.State, st.LastUpdated = installed, state, now
+	return true
+}
+
+// NeedsResolution reports whether a namespace's Subscriptions call for a resolution: OLM
+// skips the pass when every Subscription waits on an InstallPlan it already has (a plan
+// awaiting approval keeps its CSV; newer catalog content is picked up after it).
+func NeedsResolution(subs []v1alpha1.Subscription) bool {
+	for i := range subs {
+		st := &subs[i].Status
+		if st.InstallPlanRef == nil || st.State != v1alpha1.SubscriptionStateUpgradePending {
+			return true
+		}
+	}
+	return false
+}
+
+// OperatorGroupsFailed marks every Subscription of a namespace that does not hold exactly
+// one OperatorGroup as ResolutionFailed (ErrorPreventedResolution, OLM's message). It
+// reports whether the status changed.
+func OperatorGroupsFailed(sub *v1alpha1.Subscription, groups int, now metav1.Time) bool {
+	return setChanged(sub, SetCondition(&sub.Status, v1alpha1.SubscriptionCondition{
+		Type: v1alpha1.SubscriptionResolutionFailed, Status: corev1.ConditionTrue,
+		Reason: v1alpha1.ErrorPreventedResolution, Message: fmt.Sprintf(MessageOperatorGroups, groups),
+	}, now), now)
+}
+
+// ApplyResolution writes what a resolution decided for one Subscription into its status
+// and reports whether the Subscription needs a new InstallPlan (the caller then makes it
+// and calls PlanCreated) and whether the status changed.
+//
+//   - Failed (ConstraintsNotSatisfiable, ErrorPreventedResolution): ResolutionFailed=True
+//     with the reason and the resolver's message, as OLM writes it.
+//   - Failed (UpgradeHeld, NoUpgradePath): the installed CSV stays; olmsync's UpgradeHeld
+//     condition says why; the state is UpgradeAvailable when a replacement exists but is
+//     held, AtLatestKnown when none exists (seed 002's meanings of the two states).
+//   - UpToDate: AtLatestKnown.
+//   - Resolved: UpgradeAvailable — a CSV replaces the installed one (or the first CSV is
+//     known) and no InstallPlan exists for it yet — unless the Subscription already waits
+//     on a plan for that very CSV.
+//
+// A successful resolution removes ResolutionFailed, as OLM's pass does; deprecation
+// conditions follow the catalog's olm.deprecations entries.
+func ApplyResolution(sub *v1alpha1.Subscription, r *resolve.SubscriptionResult, now metav1.Time) (needsPlan, changed bool) {
+	st := &sub.Status
+	res := r.Resolution
+	switch {
+	case res.Status == resolve.StatusFailed && (res.Reason == resolve.ReasonConstraintsNotSatisfiable || res.Reason == resolve.ReasonErrorPreventedResolution):
+		changed = SetCondition(st, v1alpha1.SubscriptionCondition{
+			Type: v1alpha1.SubscriptionResolutionFailed, Status: corev1.ConditionTrue,
+			Reason: res.Reason, Message: res.Message,
+		}, now)
+		changed = RemoveCondition(st, UpgradeHeld) || changed
+		return false, setChanged(sub, changed, now)
+	case res.Status == resolve.StatusFailed:
+		changed = RemoveCondition(st, v1alpha1.SubscriptionResolutionFailed)
+		changed = SetCondition(st, v1alpha1.SubscriptionCondition{
+			Type: UpgradeHeld, Status: corev1.ConditionTrue, Reason: res.Reason, Message: res.Message,
+		}, now) || changed
+		if st.InstalledCSV != "" && st.InstalledCSV == st.CurrentCSV {
+			state := v1alpha1.SubscriptionStateAtLatest
+			if res.Reason == resolve.ReasonUpgradeHeld {
+				state = v1alpha1.SubscriptionStateUpgradeAvailable
+			}
+			changed = setState(st, state) || changed
+		}
+	case res.Status == resolve.StatusUpToDate:
+		changed = RemoveCondition(st, v1alpha1.SubscriptionResolutionFailed, UpgradeHeld)
+		if st.InstalledCSV != "" && st.InstalledCSV == st.CurrentCSV {
+			changed = setState(st, v1alpha1.SubscriptionStateAtLatest) || changed
+		}
+	default: // Resolved
+		changed = RemoveCondition(st, v1alpha1.SubscriptionResolutionFailed, UpgradeHeld)
+		waiting := st.InstallPlanRef != nil && st.State == v1alpha1.SubscriptionStateUpgradePending && st.CurrentCSV == res.Next
+		if !waiting {
+			needsPlan = true
+			changed = setState(st, v1alpha1.SubscriptionStateUpgradeAvailable) || changed
+		}
+	}
+	changed = syncDeprecations(st, r.Deprecations, now) || changed
+	return needsPlan, setChanged(sub, changed, now)
+}
+
+// PlanCreated points the Subscription at the InstallPlan made for its resolution, as OLM
+// does after creating one: installPlanRef and installplan, the plan's generation,
+// currentCSV, and UpgradePending. With plan nil the resolution needed no plan (the CSV it
+// chose is already in the namespace, as when a Subscription adopts a CSV installed before
+// it): currentCSV alone moves, and SyncInstalledCSV finishes on the next pass.
+func PlanCreated(sub *v1alpha1.Subscription, plan *v1alpha1.InstallPlan, csv string, now metav1.Time) {
+	st := &sub.Status
+	st.CurrentCSV = csv
+	st.LastUpdated = now
+	if plan == nil {
+		return
+	}
+	st.InstallPlanRef = &corev1.ObjectReference{
+		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.InstallPlanKind,
+		Namespace: plan.Namespace, Name: plan.Name, UID: plan.UID, ResourceVersion: plan.ResourceVersion,
+	}
+	st.Install = &v1alpha1.InstallPlanReference{
+		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.InstallPlanKind,
+		Name: plan.Name, UID: plan.UID,
+	}
+	st.InstallPlanGeneration = plan.Spec.Generation
+	st.State = v1alpha1.SubscriptionStateUpgradePending
+}
+
+func setState(st *v1alpha1.SubscriptionStatus, s v1alpha1.SubscriptionState) bool {
+	if st.State == s {
+		return false
+	}
+	st.State = s
+	return true
+}
+
+func setChanged(sub *v1alpha1.Subscription, changed bool, now metav1.Time) bool {
+	if changed {
+		sub.Status.LastUpdated = now
+	}
+	return changed
+}
+
+// syncDeprecations sets PackageDeprecated, ChannelDeprecated and BundleDeprecated from the
+// catalog's entries, removes those no longer deprecated, and rolls the messages up into
+// Deprecated (joined with "; "), as OLM's catalog health reconciler does.
+func syncDeprecations(st *v1alpha1.SubscriptionStatus, deps []resolve.Deprecation, now metav1.Time) bool {
+	changed := false
+	var rollup []string
+	for _, t := range []v1alpha1.SubscriptionConditionType{
+		v1alpha1.SubscriptionPackageDeprecated, v1alpha1.SubscriptionChannelDeprecated, v1alpha1.SubscriptionBundleDeprecated,
+	} {
+		i := slices.IndexFunc(deps, func(d resolve.Deprecation) bool { return d.Condition == t })
+		if i < 0 {
+			changed = RemoveCondition(st, t) || changed
+			continue
+		}
+		rollup = append(rollup, deps[i].Message)
+		changed = SetCondition(st, v1alpha1.SubscriptionCondition{Type: t, Status: corev1.ConditionTrue, Message: deps[i].Message}, now) || changed
+	}
+	if len(rollup) == 0 {
+		return RemoveCondition(st, v1alpha1.SubscriptionDeprecated) || changed
+	}
+	return SetCondition(st, v1alpha1.SubscriptionCondition{
+		Type: v1alpha1.SubscriptionDeprecated, Status: corev1.ConditionTrue, Message: strings.Join(rollup, "; "),
+	}, now) || changed
+}

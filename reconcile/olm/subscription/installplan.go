@@ -1,0 +1,115 @@
+package subscription
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+)
+
+// SyncInstallPlan brings the InstallPlan conditions of a Subscription in line with the
+// InstallPlan its status references (plan is nil when it was not found), as OLM's
+// Subscription state machine does (subscription/state.go):
+//
+//   - plan not found while UpgradePending: the reference, currentCSV and state are cleared,
+//     so that the next resolution makes a new plan (someone deleted the plan to retry);
+//   - plan not found otherwise: InstallPlanMissing=True, ReferencedInstallPlanNotFound;
+//   - phase "", Planning, RequiresApproval, Installing: InstallPlanPending=True with the
+//     phase as reason (InstallPlanNotYetReconciled for "");
+//   - phase Failed: InstallPlanFailed=True, reason taken from the plan's Installed=False
+//     condition (usually InstallComponentFailed), else InstallPlanFailed;
+//   - phase Complete: none of the three.
+//
+// A Subscription with no reference is left alone. It reports whether the status changed.
+func SyncInstallPlan(sub *v1alpha1.Subscription, plan *v1alpha1.InstallPlan, now metav1.Time) bool {
+	st := &sub.Status
+	if st.InstallPlanRef == nil {
+		return false
+	}
+	if plan == nil {
+		changed := RemoveCondition(st, v1alpha1.SubscriptionInstallPlanPending, v1alpha1.SubscriptionInstallPlanFailed)
+		if st.State == v1alpha1.SubscriptionStateUpgradePending {
+			st.InstallPlanRef, st.Install, st.CurrentCSV = nil, nil, ""
+			st.State = v1alpha1.SubscriptionStateNone
+			changed = true
+		} else {
+			changed = SetCondition(st, v1alpha1.SubscriptionCondition{
+				Type: v1alpha1.SubscriptionInstallPlanMissing, Status: corev1.ConditionTrue,
+				Reason: v1alpha1.ReferencedInstallPlanNotFound,
+			}, now) || changed
+		}
+		if changed {
+			st.LastUpdated = now
+		}
+		return changed
+	}
+
+	changed := RemoveCondition(st, v1alpha1.SubscriptionInstallPlanMissing)
+	want := planCondition(&plan.Status)
+	for _, t := range []v1alpha1.SubscriptionConditionType{v1alpha1.SubscriptionInstallPlanPending, v1alpha1.SubscriptionInstallPlanFailed} {
+		if want == nil || want.Type != t {
+			changed = RemoveCondition(st, t) || changed
+		}
+	}
+	if want != nil {
+		changed = SetCondition(st, *want, now) || changed
+	}
+	if changed {
+		st.LastUpdated = now
+	}
+	return changed
+}
+
+// planCondition is the Subscription condition an InstallPlan's phase calls for, or nil.
+func planCondition(ps *v1alpha1.InstallPlanStatus) *v1alpha1.SubscriptionCondition {
+	switch ps.Phase {
+	case v1alpha1.InstallPlanPhaseNone, v1alpha1.InstallPlanPhasePlanning,
+		v1alpha1.InstallPlanPhaseRequiresApproval, v1alpha1.InstallPlanPhaseInstalling:
+		reason := string(ps.Phase)
+		if ps.Phase == v1alpha1.InstallPlanPhaseNone {
+			reason = v1alpha1.InstallPlanNotYetReconciled
+		}
+		return &v1alpha1.SubscriptionCondition{
+			Type: v1alpha1.SubscriptionInstallPlanPending, Status: corev1.ConditionTrue,
+			Reason: reason, Message: planMessage(ps),
+		}
+	case v1alpha1.InstallPlanPhaseFailed:
+		reason := v1alpha1.InstallPlanFailed
+		if c := installedCondition(ps); c != nil && c.Status == corev1.ConditionFalse && c.Reason != "" {
+			reason = string(c.Reason)
+		}
+		return &v1alpha1.SubscriptionCondition{
+			Type: v1alpha1.SubscriptionInstallPlanFailed, Status: corev1.ConditionTrue,
+			Reason: reason, Message: planMessage(ps),
+		}
+	}
+	return nil
+}
+
+func installedCondition(ps *v1alpha1.InstallPlanStatus) *v1alpha1.InstallPlanCondition {
+	for i := range ps.Conditions {
+		if ps.Conditions[i].Type == v1alpha1.InstallPlanInstalled {
+			return &ps.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// planMessage is the message OLM projects from a plan: its Installed condition's message,
+// else the messages of its pending bundle lookups.
+func planMessage(ps *v1alpha1.InstallPlanStatus) string {
+	if c := installedCondition(ps); c != nil && c.Status != corev1.ConditionUnknown && c.Message != "" {
+		return c.Message
+	}
+	var msgs []string
+	for _, l := range ps.BundleLookups {
+		for _, c := range l.Conditions {
+			if c.Type == v1alpha1.BundleLookupPending && c.Status != corev1.ConditionUnknown && c.Message != "" {
+				msgs = append(msgs, c.Message+".")
+			}
+		}
+	}
+	return strings.Join(msgs, " ")
+}

@@ -1,0 +1,87 @@
+package subscription_test
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/olm/subscription"
+)
+
+func plan(phase v1alpha1.InstallPlanPhase, conds ...v1alpha1.InstallPlanCondition) *v1alpha1.InstallPlan {
+	ip := &v1alpha1.InstallPlan{}
+	ip.Namespace, ip.Name = "ns", "install-1"
+	ip.Status.Phase, ip.Status.Conditions = phase, conds
+	return ip
+}
+
+func TestSyncInstallPlan(t *testing.T) {
+	failedInstall := v1alpha1.InstallPlanCondition{Type: v1alpha1.InstallPlanInstalled, Status: corev1.ConditionFalse, Reason: v1alpha1.InstallPlanReasonComponentFailed, Message: "error creating csv a.v1.0.0: forbidden"}
+	lookup := plan(v1alpha1.InstallPlanPhaseInstalling)
+	lookup.Status.BundleLookups = []v1alpha1.BundleLookup{
+		{Conditions: []v1alpha1.BundleLookupCondition{{Type: v1alpha1.BundleLookupPending, Status: corev1.ConditionTrue, Message: "unpack job not completed"}}},
+		{Conditions: []v1alpha1.BundleLookupCondition{{Type: v1alpha1.BundleLookupPending, Status: corev1.ConditionTrue, Message: "unpack job not yet started"}}},
+	}
+	tests := []struct {
+		name                     string
+		sub                      *v1alpha1.Subscription
+		plan                     *v1alpha1.InstallPlan
+		pending, failed, missing string
+		state                    v1alpha1.SubscriptionState
+		ref                      bool
+	}{
+		{"no plan referenced", sub("s", "a"), nil, "-", "-", "-", "", false},
+		{"not yet reconciled", sub("s", "a", pending("a.v1.0.0", "install-1")), plan(""), "True/InstallPlanNotYetReconciled", "-", "-", v1alpha1.SubscriptionStateUpgradePending, true},
+		{"waiting for approval", sub("s", "a", pending("a.v1.0.0", "install-1")), plan(v1alpha1.InstallPlanPhaseRequiresApproval), "True/RequiresApproval", "-", "-", v1alpha1.SubscriptionStateUpgradePending, true},
+		{"installing with bundle lookups", sub("s", "a", pending("a.v1.0.0", "install-1")), lookup, "True/Installing: unpack job not completed. unpack job not yet started.", "-", "-", v1alpha1.SubscriptionStateUpgradePending, true},
+		{"failed", sub("s", "a", pending("a.v1.0.0", "install-1")), plan(v1alpha1.InstallPlanPhaseFailed, failedInstall), "-", "True/InstallComponentFailed: error creating csv a.v1.0.0: forbidden", "-", v1alpha1.SubscriptionStateUpgradePending, true},
+		{"failed without a condition", sub("s", "a", pending("a.v1.0.0", "install-1")), plan(v1alpha1.InstallPlanPhaseFailed), "-", "True/InstallPlanFailed", "-", v1alpha1.SubscriptionStateUpgradePending, true},
+		{"complete", sub("s", "a", pending("a.v1.0.0", "install-1"), func(s *v1alpha1.Subscription) {
+			s.Status.Conditions = []v1alpha1.SubscriptionCondition{{Type: v1alpha1.SubscriptionInstallPlanPending, Status: corev1.ConditionTrue, Reason: "Installing"}}
+		}), plan(v1alpha1.InstallPlanPhaseComplete), "-", "-", "-", v1alpha1.SubscriptionStateUpgradePending, true},
+		{"deleted while pending: resolve again", sub("s", "a", pending("a.v1.0.0", "install-1")), nil, "-", "-", "-", "", false},
+		{"deleted after install", sub("s", "a", pending("a.v1.0.0", "install-1"), installed("a.v1.0.0")), nil, "-", "-", "True/ReferencedInstallPlanNotFound", v1alpha1.SubscriptionStateAtLatest, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			subscription.SyncInstallPlan(tt.sub, tt.plan, t1)
+			got := []string{cond(tt.sub, v1alpha1.SubscriptionInstallPlanPending), cond(tt.sub, v1alpha1.SubscriptionInstallPlanFailed), cond(tt.sub, v1alpha1.SubscriptionInstallPlanMissing)}
+			if want := []string{tt.pending, tt.failed, tt.missing}; !equal(got, want) {
+				t.Errorf("pending/failed/missing %q, want %q", got, want)
+			}
+			if tt.sub.Status.State != tt.state || (tt.sub.Status.InstallPlanRef != nil) != tt.ref {
+				t.Errorf("state %q ref %v; want %q, ref %t", tt.sub.Status.State, tt.sub.Status.InstallPlanRef, tt.state, tt.ref)
+			}
+			if !tt.ref && tt.sub.Status.CurrentCSV != "" {
+				t.Errorf("currentCSV %q kept without a plan", tt.sub.Status.CurrentCSV)
+			}
+			if subscription.SyncInstallPlan(tt.sub, tt.plan, t1) {
+				t.Error("a second pass over the same plan changes nothing")
+			}
+		})
+	}
+}
+
+func TestSetConditionKeepsTransitionTime(t *testing.T) {
+	st := &v1alpha1.SubscriptionStatus{}
+	c := v1alpha1.SubscriptionCondition{Type: v1alpha1.SubscriptionInstallPlanPending, Status: corev1.ConditionTrue, Reason: "RequiresApproval"}
+	if !subscription.SetCondition(st, c, t0) {
+		t.Fatal("first set: no change")
+	}
+	c.Reason = "Installing"
+	if !subscription.SetCondition(st, c, t1) {
+		t.Fatal("new reason: no change")
+	}
+	if got := st.Conditions[0].LastTransitionTime; !got.Equal(&t0) {
+		t.Errorf("the status did not flip, the transition time moved to %v", got)
+	}
+	c.Status = corev1.ConditionFalse
+	subscription.SetCondition(st, c, t1)
+	if got := st.Conditions[0].LastTransitionTime; !got.Equal(&t1) {
+		t.Errorf("the status flipped, the transition time stayed %v", got)
+	}
+	if !subscription.RemoveCondition(st, c.Type) || st.Conditions != nil || subscription.RemoveCondition(st, c.Type) {
+		t.Errorf("remove: %+v", st.Conditions)
+	}
+}
