@@ -1,0 +1,366 @@
+package subscription
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/olm/installplan"
+	"github.com/olmsync/olmsync/reconcile/olm/metrics"
+	"github.com/olmsync/olmsync/reconcile/olm/resolve"
+)
+
+// ControllerName names the controller, its logger and the source of its Events.
+const ControllerName = "subscription"
+
+// Options are the settings of the Subscription controller.
+type Options struct {
+	// GlobalCatalogNamespace is the namespace whose CatalogSources every namespace sees.
+	GlobalCatalogNamespace string
+	// ResyncInterval is how often a settled namespace is resolved again although nothing in
+	// it changed; 0 means never (catalog changes arrive as CatalogSource events).
+	ResyncInterval time.Duration
+}
+
+// Catalogs is what the controller needs of the catalogs the CatalogSource controller
+// loaded (catalogsource.Registry): a resolver over all of them, rebuilt when they change.
+type Catalogs interface {
+	Resolver() (*resolve.Resolver, uint64)
+}
+
+// Reconciler resolves the Subscriptions of one namespace at a time, as OLM's catalog
+// operator does (its requests name a namespace, not a Subscription): it keeps their status
+// in line with their catalogs, CSVs and InstallPlans, resolves them through the decision
+// core, and creates one InstallPlan per Subscription that has something to install.
+type Reconciler struct {
+	// Client reads through the manager's cache and writes.
+	Client client.Client
+	// APIReader reads the namespace's Subscriptions and InstallPlans straight from the API
+	// server: the pass decides from what it wrote itself moments ago (a plan and the
+	// reference to it), which the cache may not show yet, and a stale view would make a
+	// second plan for the same resolution.
+	APIReader client.Reader
+	Catalogs  Catalogs
+	Recorder  events.EventRecorder
+	Options   Options
+	// now is the clock; tests may set it.
+	now func() time.Time
+
+	// seen are the Subscriptions of each namespace at its last pass, to forget the metric
+	// series of deleted ones.
+	seenMu sync.Mutex
+	seen   map[string][]string
+}
+
+func (r *Reconciler) clock() metav1.Time {
+	if r.now != nil {
+		return metav1.NewTime(r.now())
+	}
+	return metav1.Now()
+}
+
+// pass is what the steps of one namespace's reconcile hand on to each other.
+type pass struct {
+	namespace string
+	now       metav1.Time
+	// subs are the namespace's Subscriptions, changed in place by the steps; before holds
+	// them as read, to write only those that changed.
+	subs   []v1alpha1.Subscription
+	before []v1alpha1.Subscription
+	plans  []v1alpha1.InstallPlan
+	csvs   []v1alpha1.ClusterServiceVersion
+	groups []operatorsv1.OperatorGroup
+	// catalogs are the CatalogSources the namespace sees (its own and the global ones).
+	catalogs []v1alpha1.CatalogSource
+	// result is the namespace's resolution, when the pass got that far.
+	result *resolve.Result
+	// needsPlan names the Subscriptions the resolution gave something new to install.
+	needsPlan map[string]bool
+	stop      bool
+}
+
+type step struct {
+	name string
+	run  func(ctx context.Context, p *pass) error
+}
+
+// Reconcile takes one namespace's Subscriptions a step further.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	p := &pass{namespace: req.Namespace, now: r.clock()}
+	steps := []step{
+		{"read", r.read},
+		{"catalog health", r.catalogHealth},
+		{"installplans", r.syncInstallPlans},
+		{"csvs", r.syncCSVs},
+		{"operatorgroup", r.checkOperatorGroup},
+		{"resolve", r.resolve},
+		{"create installplans", r.createPlans},
+	}
+	var errs []error
+	for _, s := range steps {
+		if err := s.run(ctx, p); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.name, err))
+			break
+		}
+		if p.stop {
+			break
+		}
+	}
+	// Whatever the steps got to is written, also after an error: a created InstallPlan must
+	// be referenced by its Subscription, or the next pass would make a second one.
+	if err := r.writeStatus(ctx, p); err != nil {
+		errs = append(errs, err)
+	}
+	if err := r.collectPlans(ctx, p); err != nil {
+		errs = append(errs, err)
+	}
+	if err := kerrors.NewAggregate(errs); err != nil {
+		return reconcile.Result{}, fmt.Errorf("namespace %s: %w", req.Namespace, err)
+	}
+	return reconcile.Result{RequeueAfter: r.Options.ResyncInterval}, nil
+}
+
+// read lists what the pass decides from. A namespace without Subscriptions has nothing to do.
+func (r *Reconciler) read(ctx context.Context, p *pass) error {
+	var subs v1alpha1.SubscriptionList
+	if err := r.APIReader.List(ctx, &subs, client.InNamespace(p.namespace)); err != nil {
+		return err
+	}
+	r.forgetDeleted(p.namespace, subs.Items)
+	if len(subs.Items) == 0 {
+		p.stop = true
+		return nil
+	}
+	slices.SortFunc(subs.Items, func(a, b v1alpha1.Subscription) int { return cmp.Compare(a.Name, b.Name) })
+	p.subs = subs.Items
+	p.before = make([]v1alpha1.Subscription, len(subs.Items))
+	for i := range subs.Items {
+		subs.Items[i].DeepCopyInto(&p.before[i])
+	}
+	var plans v1alpha1.InstallPlanList
+	if err := r.APIReader.List(ctx, &plans, client.InNamespace(p.namespace)); err != nil {
+		return err
+	}
+	p.plans = plans.Items
+	var csvs v1alpha1.ClusterServiceVersionList
+	if err := r.Client.List(ctx, &csvs, client.InNamespace(p.namespace)); err != nil {
+		return err
+	}
+	p.csvs = csvs.Items
+	var groups operatorsv1.OperatorGroupList
+	if err := r.Client.List(ctx, &groups, client.InNamespace(p.namespace)); err != nil {
+		return err
+	}
+	p.groups = groups.Items
+	for _, ns := range r.catalogNamespaces(p.namespace) {
+		var cats v1alpha1.CatalogSourceList
+		if err := r.Client.List(ctx, &cats, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		p.catalogs = append(p.catalogs, cats.Items...)
+	}
+	return nil
+}
+
+func (r *Reconciler) catalogNamespaces(ns string) []string {
+	if g := r.Options.GlobalCatalogNamespace; g != "" && g != ns {
+		return []string{ns, g}
+	}
+	return []string{ns}
+}
+
+func (r *Reconciler) catalogHealth(_ context.Context, p *pass) error {
+	for i := range p.subs {
+		UpdateCatalogHealth(&p.subs[i], p.catalogs, p.now)
+	}
+	return nil
+}
+
+func (r *Reconciler) syncInstallPlans(_ context.Context, p *pass) error {
+	for i := range p.subs {
+		s := &p.subs[i]
+		if s.Status.InstallPlanRef == nil {
+			continue
+		}
+		var plan *v1alpha1.InstallPlan
+		for j := range p.plans {
+			if p.plans[j].Name == s.Status.InstallPlanRef.Name {
+				plan = &p.plans[j]
+			}
+		}
+		SyncInstallPlan(s, plan, p.now)
+	}
+	return nil
+}
+
+func (r *Reconciler) syncCSVs(_ context.Context, p *pass) error {
+	for i := range p.subs {
+		s := &p.subs[i]
+		exists := slices.ContainsFunc(p.csvs, func(c v1alpha1.ClusterServiceVersion) bool { return c.Name == s.Status.CurrentCSV })
+		SyncInstalledCSV(s, exists, p.now)
+	}
+	return nil
+}
+
+// checkOperatorGroup stops the pass unless the namespace holds exactly one OperatorGroup,
+// as OLM does, but says so on every Subscription.
+func (r *Reconciler) checkOperatorGroup(_ context.Context, p *pass) error {
+	if len(p.groups) == 1 {
+		return nil
+	}
+	for i := range p.subs {
+		if OperatorGroupsFailed(&p.subs[i], len(p.groups), p.now) {
+			r.Recorder.Eventf(&p.subs[i], nil, corev1.EventTypeWarning, string(v1alpha1.SubscriptionResolutionFailed), "Resolve",
+				MessageOperatorGroups, len(p.groups))
+		}
+	}
+	p.stop = true
+	return nil
+}
+
+func (r *Reconciler) resolve(ctx context.Context, p *pass) error {
+	if !NeedsResolution(p.subs) {
+		log.FromContext(ctx).V(1).Info("skipping resolution: every subscription waits on its installplan", "namespace", p.namespace)
+		p.stop = true
+		return nil
+	}
+	resolver, _ := r.Catalogs.Resolver()
+	in := resolve.Namespace{
+		Name:                  p.namespace,
+		CSVs:                  p.csvs,
+		ExcludeGlobalCatalogs: p.groups[0].Annotations[resolve.ExcludeGlobalCatalogsAnnotation] == "true",
+	}
+	for i := range p.subs {
+		in.Subscriptions = append(in.Subscriptions, *ForResolver(&p.subs[i]))
+	}
+	p.result = resolver.Resolve(in)
+	p.needsPlan = map[string]bool{}
+	for i := range p.subs {
+		s := &p.subs[i]
+		res := p.result.Subscription(s.Name)
+		if res == nil {
+			continue
+		}
+		wasFailed := IsTrue(&s.Status, v1alpha1.SubscriptionResolutionFailed)
+		needs, _ := ApplyResolution(s, res, p.now)
+		if needs {
+			p.needsPlan[s.Name] = true
+		}
+		if !wasFailed && IsTrue(&s.Status, v1alpha1.SubscriptionResolutionFailed) {
+			c := Condition(&s.Status, v1alpha1.SubscriptionResolutionFailed)
+			r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, string(v1alpha1.SubscriptionResolutionFailed), "Resolve", "%s", c.Message)
+		}
+	}
+	return nil
+}
+
+// createPlans makes one InstallPlan for each Subscription the resolution gave something new
+// to install (see Split), approved as DecideApproval says.
+func (r *Reconciler) createPlans(ctx context.Context, p *pass) error {
+	if len(p.needsPlan) == 0 {
+		return nil
+	}
+	parts := Split(p.result, p.needsPlan)
+	generation := 0
+	for i := range p.subs {
+		generation = max(generation, p.subs[i].Status.InstallPlanGeneration)
+	}
+	for i := range p.plans {
+		generation = max(generation, p.plans[i].Spec.Generation)
+	}
+	for i := range p.subs {
+		s := &p.subs[i]
+		if !p.needsPlan[s.Name] {
+			continue
+		}
+		res := p.result.Subscription(s.Name)
+		part := parts[s.Name]
+		if part == nil {
+			// The CSV the resolution chose is already in the namespace.
+			PlanCreated(s, nil, res.Resolution.Next, p.now)
+			continue
+		}
+		plan, err := resolve.NewPlan(part)
+		if err != nil {
+			return fmt.Errorf("plan for subscription %s: %w", s.Name, err)
+		}
+		if plan == nil {
+			PlanCreated(s, nil, res.Resolution.Next, p.now)
+			continue
+		}
+		generation++
+		ip := installplan.New(p.namespace, generation, plan, []*v1alpha1.Subscription{s})
+		a := DecideApproval(s, res)
+		ip.Spec.Approval, ip.Spec.Approved = a.Approval, a.Approved
+		if err := installplan.Create(ctx, r.Client, ip); err != nil {
+			return fmt.Errorf("subscription %s: %w", s.Name, err)
+		}
+		PlanCreated(s, ip, res.Resolution.Next, p.now)
+		r.Recorder.Eventf(s, ip, corev1.EventTypeNormal, "InstallPlanCreated", "Resolve",
+			"installplan %s installs %s (%s)", ip.Name, res.Resolution.Next, a.Why)
+	}
+	return nil
+}
+
+// writeStatus writes the status of every Subscription the pass changed.
+func (r *Reconciler) writeStatus(ctx context.Context, p *pass) error {
+	var errs []error
+	for i := range p.subs {
+		s := &p.subs[i]
+		metrics.SubscriptionSynced(s)
+		if equality.Semantic.DeepEqual(p.before[i].Status, s.Status) {
+			continue
+		}
+		if err := r.Client.Status().Patch(ctx, s, client.MergeFrom(&p.before[i])); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("write status of subscription %s: %w", s.Name, err))
+		}
+	}
+	return kerrors.NewAggregate(errs)
+}
+
+// collectPlans deletes InstallPlans beyond MaxInstallPlans (PlansToDelete).
+func (r *Reconciler) collectPlans(ctx context.Context, p *pass) error {
+	var errs []error
+	for _, name := range PlansToDelete(p.plans, p.subs, MaxInstallPlans) {
+		ip := &v1alpha1.InstallPlan{}
+		ip.Namespace, ip.Name = p.namespace, name
+		if err := r.Client.Delete(ctx, ip); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete installplan %s: %w", name, err))
+		}
+	}
+	return kerrors.NewAggregate(errs)
+}
+
+// forgetDeleted drops the metric series of Subscriptions gone since the last pass.
+func (r *Reconciler) forgetDeleted(namespace string, subs []v1alpha1.Subscription) {
+	names := make([]string, 0, len(subs))
+	for i := range subs {
+		names = append(names, subs[i].Name)
+	}
+	r.seenMu.Lock()
+	defer r.seenMu.Unlock()
+	if r.seen == nil {
+		r.seen = map[string][]string{}
+	}
+	for _, old := range r.seen[namespace] {
+		if !slices.Contains(names, old) {
+			metrics.ForgetSubscription(namespace, old)
+		}
+	}
+	r.seen[namespace] = names
+}
