@@ -21,6 +21,7 @@ import (
 	"github.com/olmsync/olmsync/reconcile/olm/installplan"
 	"github.com/olmsync/olmsync/reconcile/olm/operatorgroup"
 	"github.com/olmsync/olmsync/reconcile/olm/resolve"
+	"github.com/olmsync/olmsync/reconcile/olm/subscription"
 )
 
 // LeaderElectionID is the name of the Lease the embedded OLM's manager holds, so that of
@@ -54,8 +55,8 @@ type Options struct {
 }
 
 // SetupWithManager registers the ClusterServiceVersion and OperatorGroup controllers (the
-// "OLM operator" half of OLM) and the CatalogSource and InstallPlan controllers (of the
-// "catalog operator" half) with the manager. The manager should run with leader election
+// "OLM operator" half of OLM) and the CatalogSource, Subscription and InstallPlan controllers
+// (of the "catalog operator" half) with the manager. The manager should run with leader election
 // on (LeaderElectionID); CacheByObject narrows what it caches.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	err := csv.SetupWithManager(mgr, csv.Options{
@@ -82,6 +83,13 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := installplan.SetupWithManager(mgr, registry, installplan.Options{RetryInterval: opts.RetryInterval}); err != nil {
 		return fmt.Errorf("set up installplan controller: %w", err)
+	}
+	err = subscription.SetupWithManager(mgr, registry, subscription.Options{
+		GlobalCatalogNamespace: opts.GlobalCatalogNamespace,
+		ResyncInterval:         opts.ResyncInterval,
+	})
+	if err != nil {
+		return fmt.Errorf("set up subscription controller: %w", err)
 	}
 	return nil
 }

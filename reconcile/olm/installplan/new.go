@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
@@ -51,8 +53,19 @@ func Create(ctx context.Context, c client.Client, ip *v1alpha1.InstallPlan) erro
 	if err := c.Create(ctx, ip); err != nil {
 		return fmt.Errorf("create installplan in %s: %w", ip.Namespace, err)
 	}
-	ip.Status = *status
-	if err := c.Status().Update(ctx, ip); err != nil {
+	// Once created, the plan exists whatever happens next: the status write is retried on
+	// conflict rather than reported as a failed create (the caller would make another plan).
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		ip.Status = *status
+		err := c.Status().Update(ctx, ip)
+		if apierrors.IsConflict(err) {
+			if gerr := c.Get(ctx, client.ObjectKeyFromObject(ip), ip); gerr != nil {
+				return gerr
+			}
+		}
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("write status of installplan %s/%s: %w", ip.Namespace, ip.Name, err)
 	}
 	return nil

@@ -73,6 +73,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 		}
 		return reconcile.Result{}, err
 	}
+	if plannedBySubscription(obj) && len(obj.Status.Plan) == 0 && len(obj.Status.BundleLookups) == 0 && obj.Status.Phase == v1alpha1.InstallPlanPhaseNone {
+		// The Subscription controller writes the steps of the plans it makes right after
+		// creating them (the API server drops status on create). Planning this one from the
+		// catalog now would race that write, and lose what resolution decided (the CSV's
+		// spec.replaces is the installed CSV, not the catalog's).
+		return reconcile.Result{}, nil
+	}
 	was := obj.Status.Phase
 	patcher := patch.NewSerialPatcher(obj, r.Client)
 	defer func() {
@@ -160,7 +167,7 @@ func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, pat
 		setCondition(obj, v1alpha1.InstallPlanInstalled, corev1.ConditionFalse, v1alpha1.InstallPlanReasonComponentFailed, err.Error(), r.clock())
 		return reconcile.Result{}, reconcile.TerminalError(err)
 	}
-	e := &executor{client: r.Client, reader: r.APIReader, mapper: r.Mapper, namespace: obj.Namespace}
+	e := &executor{client: r.Client, reader: r.APIReader, mapper: r.Mapper, namespace: obj.Namespace, plan: obj.Name}
 	for i := range obj.Status.Plan {
 		s := &obj.Status.Plan[i]
 		if s.Status == v1alpha1.StepStatusCreated || s.Status == v1alpha1.StepStatusPresent {
@@ -248,4 +255,15 @@ func (r *Reconciler) countPlans(ctx context.Context) {
 		return
 	}
 	metrics.InstallPlanCount.Set(float64(len(list.Items)))
+}
+
+// plannedBySubscription reports whether a Subscription controller made the plan: it is owned
+// by a Subscription.
+func plannedBySubscription(ip *v1alpha1.InstallPlan) bool {
+	for _, o := range ip.OwnerReferences {
+		if o.Kind == v1alpha1.SubscriptionKind && o.APIVersion == v1alpha1.SchemeGroupVersion.String() {
+			return true
+		}
+	}
+	return false
 }

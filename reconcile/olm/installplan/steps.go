@@ -37,12 +37,21 @@ func (e *StepError) Error() string {
 }
 func (e *StepError) Unwrap() error { return e.Err }
 
+// GeneratedByAnnotation names, on a Subscription a plan generated for a dependency, that
+// plan; ManagedLabel marks it as OLM's (olm-behaviour 1.7).
+const (
+	GeneratedByAnnotation = "olm.generated-by"
+	ManagedLabel          = "olm.managed"
+)
+
 // executor executes the steps of one plan in its namespace.
 type executor struct {
 	client    client.Client
 	reader    client.Reader
 	mapper    meta.RESTMapper
 	namespace string
+	// plan is the InstallPlan's name, recorded on the Subscriptions it generates.
+	plan string
 	// warnings are CRD validation failures tolerated because of a conversion webhook.
 	warnings []string
 }
@@ -81,6 +90,12 @@ func (e *executor) execute(ctx context.Context, s v1alpha1.Step) (v1alpha1.StepS
 		u.SetNamespace(e.namespace)
 	} else {
 		u.SetNamespace("")
+	}
+	if gvk.Kind == v1alpha1.SubscriptionKind {
+		// OLM marks the Subscriptions a plan generates for dependencies: the Subscription
+		// controller points them at this plan instead of resolving them into another.
+		u.SetAnnotations(merged(u.GetAnnotations(), map[string]string{GeneratedByAnnotation: e.plan}))
+		u.SetLabels(merged(u.GetLabels(), map[string]string{ManagedLabel: "true"}))
 	}
 	if gvk.Kind != v1alpha1.ClusterServiceVersionKind && gvk.Kind != v1alpha1.SubscriptionKind {
 		if err := e.own(ctx, u, s.Resolving, namespaced); err != nil {

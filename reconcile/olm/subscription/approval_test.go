@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/olm/installplan"
 	"github.com/olmsync/olmsync/reconcile/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/olm/subscription"
 )
@@ -123,5 +124,60 @@ func TestSplitOrphans(t *testing.T) {
 	parts := subscription.Split(res, map[string]bool{"x": true, "y": true})
 	if len(parts) != 1 || len(parts["y"].Bundles) != 2 || parts["y"].Bundles[1].Name != "p.v1" {
 		t.Errorf("parts %+v", parts)
+	}
+}
+
+// TestApprovesWaitingPlan: a pin moved past the CSV a waiting plan installs approves it;
+// nothing else does.
+func TestApprovesWaitingPlan(t *testing.T) {
+	waiting := func(csv string, approved bool, phase v1alpha1.InstallPlanPhase) *v1alpha1.InstallPlan {
+		ip := &v1alpha1.InstallPlan{}
+		ip.Name, ip.Spec.ClusterServiceVersionNames, ip.Spec.Approved, ip.Status.Phase = "install-2", []string{csv}, approved, phase
+		return ip
+	}
+	pinnedAt := func(pin string) *v1alpha1.Subscription {
+		return sub("s", "a", annotated(subscription.PinnedCSVAnnotation, pin), installed("a.v1.1.0"), pending("a.v1.2.0", "install-2"))
+	}
+	tests := []struct {
+		name string
+		sub  *v1alpha1.Subscription
+		plan *v1alpha1.InstallPlan
+		want bool
+	}{
+		{"the pin moved to the plan's CSV", pinnedAt("a.v1.2.0"), waiting("a.v1.2.0", false, v1alpha1.InstallPlanPhaseRequiresApproval), true},
+		{"the pin stays behind", pinnedAt("a.v1.1.0"), waiting("a.v1.2.0", false, v1alpha1.InstallPlanPhaseRequiresApproval), false},
+		{"already approved", pinnedAt("a.v1.2.0"), waiting("a.v1.2.0", true, v1alpha1.InstallPlanPhaseInstalling), false},
+		{"a plan for another CSV", pinnedAt("a.v1.2.0"), waiting("a.v1.1.5", false, v1alpha1.InstallPlanPhaseRequiresApproval), false},
+		{"Manual without annotations is a person's call", sub("s", "a", manual, installed("a.v1.1.0"), pending("a.v1.2.0", "install-2")), waiting("a.v1.2.0", false, v1alpha1.InstallPlanPhaseRequiresApproval), false},
+		{"no plan", pinnedAt("a.v1.2.0"), nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !subscription.NeedsResolution([]v1alpha1.Subscription{*tt.sub}) && tt.want {
+				t.Fatal("a Subscription whose approval olmsync decides is resolved even while it waits")
+			}
+			r := resolveFixture(t, tt.sub).Subscription("s")
+			if _, got := subscription.ApprovesWaitingPlan(tt.sub, tt.plan, r); got != tt.want {
+				t.Errorf("approves %t, want %t (resolution %+v)", got, tt.want, r.Resolution)
+			}
+		})
+	}
+}
+
+func TestAdoptGeneratedPlan(t *testing.T) {
+	ip := v1alpha1.InstallPlan{}
+	ip.Name, ip.UID, ip.Spec.Generation = "install-7", "uid-7", 7
+	gen := sub("b-stable-cat-olm", "b", annotated(installplan.GeneratedByAnnotation, "install-7"), func(s *v1alpha1.Subscription) { s.Spec.StartingCSV = "b.v1.0.0" })
+	if !subscription.AdoptGeneratedPlan(gen, []v1alpha1.InstallPlan{ip}, t1) {
+		t.Fatal("not adopted")
+	}
+	if st := gen.Status; st.InstallPlanRef == nil || st.InstallPlanRef.Name != "install-7" || st.CurrentCSV != "b.v1.0.0" || st.State != v1alpha1.SubscriptionStateUpgradePending || st.InstallPlanGeneration != 7 {
+		t.Errorf("status %+v", st)
+	}
+	if subscription.AdoptGeneratedPlan(gen, []v1alpha1.InstallPlan{ip}, t1) {
+		t.Error("adopted twice")
+	}
+	if subscription.AdoptGeneratedPlan(sub("x", "a"), []v1alpha1.InstallPlan{ip}, t1) {
+		t.Error("a Subscription nobody generated adopted a plan")
 	}
 }

@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
 	"github.com/olmsync/olmsync/reconcile/olm/catalog"
 	"github.com/olmsync/olmsync/reconcile/olm/resolve"
@@ -100,11 +100,11 @@ func setup(t *testing.T, withGroup bool) (client.Client, string, string) {
 		t.Fatal(err)
 	}
 	if withGroup {
-		og := &operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "og"}, Spec: operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{ns}}}
-		if err := c.Create(ctx, og); err != nil {
-			t.Fatal(err)
-		}
+		olmtest.OwnGroup(t, env, ns)
 	}
+	// The tests share one API server: what a test leaves would be resolved, copied and
+	// intersected by the whole embedded OLM that later tests run.
+	t.Cleanup(func() { clearNamespace(t, c, ns) })
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:                 env.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -138,6 +138,17 @@ func newSub(ns, name, pkg, global string, opts ...func(*v1alpha1.Subscription)) 
 		o(s)
 	}
 	return s
+}
+
+// clearNamespace deletes the Subscriptions, InstallPlans and CSVs of ns.
+func clearNamespace(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, obj := range []client.Object{&v1alpha1.Subscription{}, &v1alpha1.InstallPlan{}, &v1alpha1.ClusterServiceVersion{}} {
+		if err := c.DeleteAllOf(ctx, obj, client.InNamespace(ns)); err != nil {
+			t.Errorf("clear %s: %v", ns, err)
+		}
+	}
 }
 
 // eventually polls check until it returns nil, and fails the test with its last error
@@ -285,10 +296,7 @@ func TestNoOperatorGroup(t *testing.T) {
 	if n := len(plansOf(t, c, ns)); n != 0 {
 		t.Fatalf("%d plans without an OperatorGroup", n)
 	}
-	og := &operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "og"}}
-	if err := c.Create(ctx, og); err != nil {
-		t.Fatal(err)
-	}
+	olmtest.OwnGroup(t, testenv.Get(t), ns)
 	eventually(t, "resolution goes on", func() error {
 		s := getSub(t, c, ns, "p")
 		if cond(s, v1alpha1.SubscriptionResolutionFailed) != "-" || s.Status.InstallPlanRef == nil {

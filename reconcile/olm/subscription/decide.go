@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/olm/installplan"
 	"github.com/olmsync/olmsync/reconcile/olm/resolve"
 )
 
@@ -29,12 +30,22 @@ const MessageOperatorGroups = "expected 1 OperatorGroup in the namespace, found 
 // SyncInstalledCSV follows status.currentCSV to the cluster, as OLM's
 // ensureSubscriptionCSVState does: once a CSV of that name exists in the namespace it is the
 // installed CSV and the Subscription is AtLatestKnown (until a resolution finds an upgrade);
-// while it does not, the Subscription is UpgradePending. It reports whether the status
-// changed.
-func SyncInstalledCSV(sub *v1alpha1.Subscription, csvExists bool, now metav1.Time) bool {
+// while it does not, the Subscription is UpgradePending.
+//
+// One difference, on purpose: when the CSV is gone although the InstallPlan that made it is
+// Complete (someone deleted it), OLM leaves the Subscription UpgradePending for good;
+// olmsync clears the references, so that the next resolution installs the operator again,
+// as the Subscription in Git asks. It reports whether the status changed.
+func SyncInstalledCSV(sub *v1alpha1.Subscription, csvExists, planComplete bool, now metav1.Time) bool {
 	st := &sub.Status
 	if st.CurrentCSV == "" {
 		return false
+	}
+	if !csvExists && planComplete {
+		st.InstallPlanRef, st.Install = nil, nil
+		st.CurrentCSV, st.InstalledCSV, st.State = "", "", v1alpha1.SubscriptionStateNone
+		st.LastUpdated = now
+		return true
 	}
 	installed, state := st.InstalledCSV, st.State
 	if csvExists {
@@ -52,17 +63,60 @@ func SyncInstalledCSV(sub *v1alpha1.Subscription, csvExists bool, now metav1.Tim
 	return true
 }
 
-// NeedsResolution reports whether a namespace's Subscriptions call for a resolution: OLM
-// skips the pass when every Subscription waits on an InstallPlan it already has (a plan
-// awaiting approval keeps its CSV; newer catalog content is picked up after it).
-func NeedsResolution(subs []v1alpha1.Subscription) bool {
-	for i := range subs {
-		st := &subs[i].Status
-		if st.InstallPlanRef == nil || st.State != v1alpha1.SubscriptionStateUpgradePending {
+// AdoptGeneratedPlan points a Subscription that an InstallPlan generated (its
+// olm.generated-by annotation names the plan), and that refers
+// to no plan yet, at that plan — UpgradePending, currentCSV its startingCSV — as OLM's
+// ensureSubscriptionInstallPlanState does, so that it is not resolved into a second plan
+// for the CSV its parent plan installs. It reports whether the status changed.
+func AdoptGeneratedPlan(sub *v1alpha1.Subscription, plans []v1alpha1.InstallPlan, now metav1.Time) bool {
+	name := sub.Annotations[installplan.GeneratedByAnnotation]
+	if name == "" || sub.Status.InstallPlanRef != nil {
+		return false
+	}
+	for i := range plans {
+		if plans[i].Name == name {
+			PlanCreated(sub, &plans[i], sub.Spec.StartingCSV, now)
 			return true
 		}
 	}
 	return false
+}
+
+// NeedsResolution reports whether a namespace's Subscriptions call for a resolution: OLM
+// skips the pass when every Subscription waits on an InstallPlan it already has (a plan
+// awaiting approval keeps its CSV; newer catalog content is picked up after it). A
+// Subscription whose approval olmsync decides (a pin, first-automatic) is always resolved:
+// a changed pin may approve the plan it waits on.
+func NeedsResolution(subs []v1alpha1.Subscription) bool {
+	for i := range subs {
+		st := &subs[i].Status
+		if st.InstallPlanRef == nil || st.State != v1alpha1.SubscriptionStateUpgradePending || decidesApproval(&subs[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func decidesApproval(sub *v1alpha1.Subscription) bool {
+	return sub.Annotations[PinnedCSVAnnotation] != "" || sub.Annotations[ApprovalAnnotation] == ApprovalFirstAutomatic
+}
+
+// ApprovesWaitingPlan reports whether olmsync now approves the plan a Subscription waits on:
+// the plan is not approved yet, the Subscription's approval is olmsync's to decide (a pin,
+// first-automatic), and the decision for its resolution approves (for instance because the
+// pin moved forward).
+func ApprovesWaitingPlan(sub *v1alpha1.Subscription, plan *v1alpha1.InstallPlan, r *resolve.SubscriptionResult) (Approval, bool) {
+	if plan == nil || plan.Spec.Approved || !decidesApproval(sub) || r == nil {
+		return Approval{}, false
+	}
+	if plan.Status.Phase != v1alpha1.InstallPlanPhaseRequiresApproval && plan.Status.Phase != v1alpha1.InstallPlanPhaseNone && plan.Status.Phase != v1alpha1.InstallPlanPhasePlanning {
+		return Approval{}, false
+	}
+	if r.Resolution.Status != resolve.StatusResolved || !slices.Contains(plan.Spec.ClusterServiceVersionNames, r.Resolution.Next) {
+		return Approval{}, false
+	}
+	a := DecideApproval(sub, r)
+	return a, a.Approved
 }
 
 // OperatorGroupsFailed marks every Subscription of a namespace that does not hold exactly

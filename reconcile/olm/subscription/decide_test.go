@@ -16,24 +16,29 @@ func TestSyncInstalledCSV(t *testing.T) {
 		name      string
 		sub       *v1alpha1.Subscription
 		exists    bool
+		complete  bool
 		changed   bool
 		installed string
 		state     v1alpha1.SubscriptionState
 	}{
-		{"nothing resolved yet", sub("s", "a"), false, false, "", ""},
-		{"plan made, CSV not yet there", sub("s", "a", pending("a.v1.0.0", "install-1")), false, false, "", v1alpha1.SubscriptionStateUpgradePending},
-		{"the CSV appears", sub("s", "a", pending("a.v1.0.0", "install-1")), true, true, "a.v1.0.0", v1alpha1.SubscriptionStateAtLatest},
-		{"steady", sub("s", "a", installed("a.v1.0.0")), true, false, "a.v1.0.0", v1alpha1.SubscriptionStateAtLatest},
-		{"the installed CSV disappears", sub("s", "a", installed("a.v1.0.0")), false, true, "a.v1.0.0", v1alpha1.SubscriptionStateUpgradePending},
+		{"nothing resolved yet", sub("s", "a"), false, false, false, "", ""},
+		{"plan made, CSV not yet there", sub("s", "a", pending("a.v1.0.0", "install-1")), false, false, false, "", v1alpha1.SubscriptionStateUpgradePending},
+		{"the CSV appears", sub("s", "a", pending("a.v1.0.0", "install-1")), true, true, true, "a.v1.0.0", v1alpha1.SubscriptionStateAtLatest},
+		{"steady", sub("s", "a", installed("a.v1.0.0")), true, false, false, "a.v1.0.0", v1alpha1.SubscriptionStateAtLatest},
+		{"the installed CSV disappears", sub("s", "a", installed("a.v1.0.0")), false, false, true, "a.v1.0.0", v1alpha1.SubscriptionStateUpgradePending},
+		{"the CSV its complete plan made is deleted: install again", sub("s", "a", pending("a.v1.0.0", "install-1"), installed("a.v1.0.0")), false, true, true, "", ""},
 		{"an upgrade is known and the CSV stays", sub("s", "a", installed("a.v1.0.0"), func(s *v1alpha1.Subscription) {
 			s.Status.State = v1alpha1.SubscriptionStateUpgradeAvailable
-		}), true, false, "a.v1.0.0", v1alpha1.SubscriptionStateUpgradeAvailable},
+		}), true, false, false, "a.v1.0.0", v1alpha1.SubscriptionStateUpgradeAvailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			changed := subscription.SyncInstalledCSV(tt.sub, tt.exists, t1)
+			changed := subscription.SyncInstalledCSV(tt.sub, tt.exists, tt.complete, t1)
 			if changed != tt.changed || tt.sub.Status.InstalledCSV != tt.installed || tt.sub.Status.State != tt.state {
 				t.Errorf("changed %t, installed %q, state %q; want %t, %q, %q", changed, tt.sub.Status.InstalledCSV, tt.sub.Status.State, tt.changed, tt.installed, tt.state)
+			}
+			if !tt.exists && tt.complete && (tt.sub.Status.InstallPlanRef != nil || tt.sub.Status.CurrentCSV != "") {
+				t.Errorf("references kept: %+v", tt.sub.Status)
 			}
 			if changed != tt.sub.Status.LastUpdated.Equal(&t1) {
 				t.Errorf("lastUpdated %v moved=%t, changed=%t", tt.sub.Status.LastUpdated, !changed, changed)

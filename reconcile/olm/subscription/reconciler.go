@@ -50,10 +50,11 @@ type Catalogs interface {
 type Reconciler struct {
 	// Client reads through the manager's cache and writes.
 	Client client.Client
-	// APIReader reads the namespace's Subscriptions and InstallPlans straight from the API
-	// server: the pass decides from what it wrote itself moments ago (a plan and the
-	// reference to it), which the cache may not show yet, and a stale view would make a
-	// second plan for the same resolution.
+	// APIReader reads the namespace's Subscriptions, InstallPlans and CSVs straight from the
+	// API server: the pass decides from what it (and the InstallPlan controller) wrote moments
+	// ago — a plan, the reference to it, the CSV the plan created — which the cache may not
+	// show yet. A stale view would make a second plan for the same resolution, or take a
+	// Complete plan whose CSV the cache does not show yet for a deleted CSV.
 	APIReader client.Reader
 	Catalogs  Catalogs
 	Recorder  events.EventRecorder
@@ -105,10 +106,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	steps := []step{
 		{"read", r.read},
 		{"catalog health", r.catalogHealth},
+		{"generated", r.adoptGenerated},
 		{"installplans", r.syncInstallPlans},
 		{"csvs", r.syncCSVs},
 		{"operatorgroup", r.checkOperatorGroup},
 		{"resolve", r.resolve},
+		{"approve", r.approveWaiting},
 		{"create installplans", r.createPlans},
 	}
 	var errs []error
@@ -158,7 +161,7 @@ func (r *Reconciler) read(ctx context.Context, p *pass) error {
 	}
 	p.plans = plans.Items
 	var csvs v1alpha1.ClusterServiceVersionList
-	if err := r.Client.List(ctx, &csvs, client.InNamespace(p.namespace)); err != nil {
+	if err := r.APIReader.List(ctx, &csvs, client.InNamespace(p.namespace)); err != nil {
 		return err
 	}
 	p.csvs = csvs.Items
@@ -191,19 +194,53 @@ func (r *Reconciler) catalogHealth(_ context.Context, p *pass) error {
 	return nil
 }
 
+func (r *Reconciler) adoptGenerated(_ context.Context, p *pass) error {
+	for i := range p.subs {
+		AdoptGeneratedPlan(&p.subs[i], p.plans, p.now)
+	}
+	return nil
+}
+
+// planOf is the InstallPlan a Subscription refers to, if the pass read it.
+func (p *pass) planOf(s *v1alpha1.Subscription) *v1alpha1.InstallPlan {
+	if s.Status.InstallPlanRef == nil {
+		return nil
+	}
+	for j := range p.plans {
+		if p.plans[j].Name == s.Status.InstallPlanRef.Name {
+			return &p.plans[j]
+		}
+	}
+	return nil
+}
+
+// approveWaiting approves the plans olmsync now approves on a Subscription's behalf (a pin
+// that moved forward).
+func (r *Reconciler) approveWaiting(ctx context.Context, p *pass) error {
+	for i := range p.subs {
+		s := &p.subs[i]
+		ip := p.planOf(s)
+		a, ok := ApprovesWaitingPlan(s, ip, p.result.Subscription(s.Name))
+		if !ok {
+			continue
+		}
+		before := ip.DeepCopy()
+		ip.Spec.Approved = true
+		if err := r.Client.Patch(ctx, ip, client.MergeFrom(before)); err != nil {
+			return fmt.Errorf("approve installplan %s: %w", ip.Name, err)
+		}
+		r.Recorder.Eventf(s, ip, corev1.EventTypeNormal, "InstallPlanApproved", "Approve", "installplan %s: %s", ip.Name, a.Why)
+	}
+	return nil
+}
+
 func (r *Reconciler) syncInstallPlans(_ context.Context, p *pass) error {
 	for i := range p.subs {
 		s := &p.subs[i]
 		if s.Status.InstallPlanRef == nil {
 			continue
 		}
-		var plan *v1alpha1.InstallPlan
-		for j := range p.plans {
-			if p.plans[j].Name == s.Status.InstallPlanRef.Name {
-				plan = &p.plans[j]
-			}
-		}
-		SyncInstallPlan(s, plan, p.now)
+		SyncInstallPlan(s, p.planOf(s), p.now)
 	}
 	return nil
 }
@@ -212,7 +249,8 @@ func (r *Reconciler) syncCSVs(_ context.Context, p *pass) error {
 	for i := range p.subs {
 		s := &p.subs[i]
 		exists := slices.ContainsFunc(p.csvs, func(c v1alpha1.ClusterServiceVersion) bool { return c.Name == s.Status.CurrentCSV })
-		SyncInstalledCSV(s, exists, p.now)
+		ip := p.planOf(s)
+		SyncInstalledCSV(s, exists, ip != nil && ip.Status.Phase == v1alpha1.InstallPlanPhaseComplete, p.now)
 	}
 	return nil
 }

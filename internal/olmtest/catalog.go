@@ -1,0 +1,203 @@
+package olmtest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/reconcile/olm/catalog"
+)
+
+// API is a namespaced custom resource kind served at one version; its plural is the
+// lower-case kind plus "s".
+type API struct{ Group, Version, Kind string }
+
+// CRDName is the CRD's name: <plural>.<group>.
+func (a API) CRDName() string { return strings.ToLower(a.Kind) + "s." + a.Group }
+
+// Bundle is one version of a test operator: a CSV named <Package>.v<Version> with one
+// Deployment <Package>-operator (the same name in every version, so that an upgrade takes it
+// over), a namespaced permission, and the upgrade edges and APIs a test gives it.
+type Bundle struct {
+	Package, Version string
+	// Replaces, Skips and SkipRange (the olm.skipRange annotation) are its upgrade edges.
+	Replaces  string
+	Skips     []string
+	SkipRange string
+	// Owns are the CRDs the CSV owns (the catalog carries them); Requires those it needs.
+	Owns, Requires []API
+}
+
+// Name is the CSV's name.
+func (b Bundle) Name() string { return b.Package + ".v" + b.Version }
+
+// CSV is the bundle's ClusterServiceVersion manifest.
+func (b Bundle) CSV() string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: %s\n", b.Name())
+	if b.SkipRange != "" {
+		fmt.Fprintf(&s, "  annotations:\n    olm.skipRange: %q\n", b.SkipRange)
+	}
+	fmt.Fprintf(&s, "spec:\n  displayName: %s\n  version: %s\n", b.Package, b.Version)
+	if b.Replaces != "" {
+		fmt.Fprintf(&s, "  replaces: %s\n", b.Replaces)
+	}
+	if len(b.Skips) > 0 {
+		fmt.Fprintf(&s, "  skips: [%s]\n", strings.Join(b.Skips, ", "))
+	}
+	s.WriteString(`  installModes:
+  - {type: OwnNamespace, supported: true}
+  - {type: SingleNamespace, supported: true}
+  - {type: MultiNamespace, supported: false}
+  - {type: AllNamespaces, supported: true}
+  customresourcedefinitions:
+`)
+	writeAPIs := func(key string, apis []API) {
+		if len(apis) == 0 {
+			return
+		}
+		fmt.Fprintf(&s, "    %s:\n", key)
+		for _, a := range apis {
+			fmt.Fprintf(&s, "    - {name: %s, version: %s, kind: %s}\n", a.CRDName(), a.Version, a.Kind)
+		}
+	}
+	writeAPIs("owned", b.Owns)
+	writeAPIs("required", b.Requires)
+	fmt.Fprintf(&s, `  install:
+    strategy: deployment
+    spec:
+      permissions:
+      - serviceAccountName: %[1]s-operator
+        rules:
+        - {apiGroups: [""], resources: [configmaps], verbs: [get, list, watch]}
+      deployments:
+      - name: %[1]s-operator
+        spec:
+          replicas: 1
+          selector: {matchLabels: {app: %[1]s-operator}}
+          template:
+            metadata: {labels: {app: %[1]s-operator}}
+            spec:
+              serviceAccountName: %[1]s-operator
+              containers:
+              - {name: operator, image: "example.com/%[1]s-operator:%[2]s"}
+`, b.Package, b.Version)
+	return s.String()
+}
+
+// CRD is the manifest of a CRD serving api.
+func CRD(api API) string {
+	return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: %[1]s
+spec:
+  group: %[2]s
+  names: {kind: %[3]s, listKind: %[3]sList, plural: %[4]ss, singular: %[4]s}
+  scope: Namespaced
+  versions:
+  - name: %[5]s
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+`, api.CRDName(), api.Group, api.Kind, strings.ToLower(api.Kind), api.Version)
+}
+
+// ConfigMapData is OLM's ConfigMap catalog of the bundles: each package has one channel,
+// "stable", whose head (currentCSV) is the package's last bundle in the list.
+func ConfigMapData(tb testing.TB, bundles []Bundle) map[string]string {
+	tb.Helper()
+	var csvs, crds, pkgs []string
+	heads := map[string]string{}
+	var order []string
+	seenCRD := map[string]bool{}
+	for _, b := range bundles {
+		csvs = append(csvs, b.CSV())
+		if _, ok := heads[b.Package]; !ok {
+			order = append(order, b.Package)
+		}
+		heads[b.Package] = b.Name()
+		for _, a := range b.Owns {
+			if !seenCRD[a.CRDName()] {
+				seenCRD[a.CRDName()] = true
+				crds = append(crds, CRD(a))
+			}
+		}
+	}
+	for _, p := range order {
+		pkgs = append(pkgs, fmt.Sprintf("packageName: %s\ndefaultChannel: stable\nchannels:\n- {name: stable, currentCSV: %s}\n", p, heads[p]))
+	}
+	return map[string]string{
+		catalog.ConfigMapKeyCRDs:     yamlList(tb, crds),
+		catalog.ConfigMapKeyCSVs:     yamlList(tb, csvs),
+		catalog.ConfigMapKeyPackages: yamlList(tb, pkgs),
+	}
+}
+
+func yamlList(tb testing.TB, manifests []string) string {
+	tb.Helper()
+	items := []any{}
+	for _, m := range manifests {
+		var v any
+		if err := yaml.Unmarshal([]byte(m), &v); err != nil {
+			tb.Fatalf("fixture manifest: %v\n%s", err, m)
+		}
+		items = append(items, v)
+	}
+	data, err := yaml.Marshal(items)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(data)
+}
+
+// ConfigMapCatalog creates, or updates, a ConfigMap catalog of the bundles and a
+// CatalogSource "name" in ns reading it, and waits until the CatalogSource is READY with
+// this content loaded.
+func ConfigMapCatalog(tb testing.TB, env *testenv.Env, ns, name string, bundles ...Bundle) {
+	tb.Helper()
+	ctx := context.Background()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	err := env.Client.Get(ctx, client.ObjectKeyFromObject(cm), cm)
+	switch {
+	case apierrors.IsNotFound(err):
+		cm.Data = ConfigMapData(tb, bundles)
+		Create(tb, env, cm)
+		Create(tb, env, &v1alpha1.CatalogSource{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec:       v1alpha1.CatalogSourceSpec{SourceType: v1alpha1.SourceTypeConfigmap, ConfigMap: name, DisplayName: name},
+		})
+	case err != nil:
+		tb.Fatal(err)
+	default:
+		cm.Data = ConfigMapData(tb, bundles)
+		if err := env.Client.Update(ctx, cm); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	Eventually(tb, fmt.Sprintf("catalogsource %s/%s READY with configmap version %s", ns, name, cm.ResourceVersion), func() error {
+		cs := &v1alpha1.CatalogSource{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cs); err != nil {
+			return err
+		}
+		if s := cs.Status.GRPCConnectionState; s == nil || s.LastObservedState != v1alpha1.ConnectionStateReady {
+			return fmt.Errorf("status %+v", cs.Status)
+		}
+		if ref := cs.Status.ConfigMapResource; ref == nil || ref.ResourceVersion != cm.ResourceVersion {
+			return fmt.Errorf("loaded configmap %+v", cs.Status.ConfigMapResource)
+		}
+		return nil
+	})
+}

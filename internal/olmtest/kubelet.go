@@ -1,0 +1,62 @@
+package olmtest
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// KeepDeploymentsAvailable plays the kubelet and Deployment controller envtest lacks until
+// ctx ends: every Deployment in the namespaces (all when none are given) whose status is
+// behind its spec is marked rolled out and Available.
+func KeepDeploymentsAvailable(ctx context.Context, c client.Client, namespaces ...string) {
+	if len(namespaces) == 0 {
+		namespaces = []string{""}
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		for _, ns := range namespaces {
+			var list appsv1.DeploymentList
+			if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+				continue
+			}
+			for i := range list.Items {
+				d := &list.Items[i]
+				if available(d) {
+					continue
+				}
+				MarkAvailable(d)
+				_ = c.Status().Update(ctx, d) // a conflict is retried on the next tick
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// MarkAvailable sets a Deployment's status to rolled out and Available.
+func MarkAvailable(d *appsv1.Deployment) {
+	d.Status = appsv1.DeploymentStatus{
+		ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"}},
+	}
+}
+
+func available(d *appsv1.Deployment) bool {
+	if d.Status.ObservedGeneration != d.Generation {
+		return false
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
