@@ -1,6 +1,5 @@
-// Package reconcile holds olmsync's controllers: the Git-watching Sync reconciler and,
-// under reconcile/olm, the embedded OLM (a pure decision core and the controllers around it).
-//
-// Status: the OLM decision core, the OLM controllers and the Sync reconciler arrive with
-// issues #4, #5 and #6; nothing here yet.
+// Package reconcile holds olmsync's controllers: under reconcile/olm the embedded OLM (a
+// pure decision core and one controller per OLM kind around it), and here the manager that
+// `olmsync run` starts with them (NewManager), the scheme they share and the CRD install.
+// The Git-watching Sync reconciler joins them with issue #6.
 package reconcile

@@ -6,14 +6,22 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 func main() {
-	if err := newRootCommand().Execute(); err != nil {
+	// An interrupt or SIGTERM cancels the command's context: `olmsync run` stops its
+	// controllers cleanly (and releases its leader-election Lease).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRootCommand().ExecuteContext(ctx)
+	stop()
+	if err != nil {
 		printError(os.Stderr, err)
 		os.Exit(exitCode(err))
 	}

@@ -42,6 +42,7 @@ placement rules, and syncs them into a cluster through an embedded OLM lifecycle
 	root.AddCommand(newCheckCommand())
 	root.AddCommand(newAppsCommand())
 	root.AddCommand(newCatalogCommand())
+	root.AddCommand(newRunCommand())
 	root.AddCommand(newVersionCommand())
 	return root
 }

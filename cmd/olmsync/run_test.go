@@ -1,0 +1,223 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/internal/olmtest"
+	"github.com/olmsync/olmsync/internal/testenv"
+)
+
+// syncBuffer is an io.Writer the command and the test can share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func kubeconfigFile(t *testing.T, env *testenv.Env) string {
+	t.Helper()
+	data, err := env.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// startRun runs `olmsync run args...` until the test ends; it returns its output and a
+// channel with its error.
+func startRun(t *testing.T, args ...string) (*syncBuffer, <-chan error) {
+	t.Helper()
+	out := &syncBuffer{}
+	cmd := newRootCommand()
+	cmd.SetOut(out)
+	cmd.SetErr(out)
+	cmd.SetArgs(append([]string{"run"}, args...))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("olmsync run: %v\n%s", err, out)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("olmsync run did not stop")
+		}
+	})
+	return out, done
+}
+
+func get(url string) (int, string, error) {
+	resp, err := http.Get(url) //nolint:gosec,noctx // a loopback URL the test built
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// TestRunInstallsAnOperator runs `olmsync run` against a real API server, as a user would
+// against a cluster without OLM: it installs the CRDs, becomes ready, installs an operator
+// from a ConfigMap catalog through a Subscription, and serves OLM's metrics.
+func TestRunInstallsAnOperator(t *testing.T) {
+	env := testenv.Get(t)
+	metricsAddr, probeAddr := freeAddr(t), freeAddr(t)
+	out, done := startRun(t, "--kubeconfig", kubeconfigFile(t, env), "--install-crds",
+		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", probeAddr,
+		"--leader-election-namespace", "kube-system")
+	olmtest.Eventually(t, "readyz", func() error {
+		select {
+		case err := <-done:
+			return fmt.Errorf("olmsync run stopped: %w\n%s", err, out)
+		default:
+		}
+		code, body, err := get("http://" + probeAddr + "/readyz")
+		if err != nil || code != http.StatusOK {
+			return fmt.Errorf("%d %s %w", code, body, err)
+		}
+		return nil
+	})
+	if !strings.Contains(out.String(), "the embedded OLM runs") {
+		t.Errorf("output does not say the embedded OLM runs:\n%s", out)
+	}
+
+	ns := olmtest.NewNamespace(t, env, "run")
+	olmtest.OwnGroup(t, env, ns)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go olmtest.KeepDeploymentsAvailable(ctx, env.Client, ns)
+	olmtest.ConfigMapCatalog(t, env, ns, "cat", olmtest.Bundle{Package: "widget", Version: "1.0.0"})
+	olmtest.Create(t, env, &v1alpha1.Subscription{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widget"},
+		Spec:       v1alpha1.SubscriptionSpec{CatalogSource: "cat", CatalogSourceNamespace: ns, Package: "widget", Channel: "stable"},
+	})
+	olmtest.Eventually(t, "widget installed", func() error {
+		csv := &v1alpha1.ClusterServiceVersion{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "widget.v1.0.0"}, csv); err != nil {
+			return err
+		}
+		if csv.Status.Phase != v1alpha1.CSVPhaseSucceeded {
+			return fmt.Errorf("phase %s", csv.Status.Phase)
+		}
+		return nil
+	})
+	olmtest.Eventually(t, "OLM's metrics", func() error {
+		_, body, err := get("http://" + metricsAddr + "/metrics")
+		if err != nil {
+			return err
+		}
+		for _, want := range []string{"csv_count ", "csv_succeeded{", `name="widget.v1.0.0"`, "subscription_count ", "subscription_sync_total{", "install_plan_count ", "catalog_source_count "} {
+			if !strings.Contains(body, want) {
+				return fmt.Errorf("no %q in the metrics", want)
+			}
+		}
+		return nil
+	})
+}
+
+// TestRunLeavesOLMToTheCluster: with another OLM's Deployment in the cluster, --olm=auto
+// starts without the embedded controllers and says what it found; a Subscription stays
+// untouched.
+func TestRunLeavesOLMToTheCluster(t *testing.T) {
+	env := testenv.Get(t)
+	ns := olmtest.NewNamespace(t, env, "other-olm")
+	replicas := int32(1)
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "olm-operator"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "olm-operator"}},
+			Template: corev1PodTemplate("olm-operator"),
+		},
+	}
+	olmtest.Create(t, env, dep)
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), dep) })
+	probeAddr := freeAddr(t)
+	out, _ := startRun(t, "--kubeconfig", kubeconfigFile(t, env), "--olm", "auto", "--metrics-bind-address", "0",
+		"--health-probe-bind-address", probeAddr, "--leader-elect=false")
+	olmtest.Eventually(t, "readyz", func() error {
+		code, _, err := get("http://" + probeAddr + "/readyz")
+		if err != nil || code != http.StatusOK {
+			return fmt.Errorf("%d %w", code, err)
+		}
+		return nil
+	})
+	want := fmt.Sprintf("the embedded OLM does not run (--olm=auto; found: [Deployment %s/olm-operator])", ns)
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+	sub := &v1alpha1.Subscription{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widget"},
+		Spec:       v1alpha1.SubscriptionSpec{CatalogSource: "cat", CatalogSourceNamespace: ns, Package: "widget"},
+	}
+	olmtest.Create(t, env, sub)
+	time.Sleep(2 * time.Second) // what an embedded Subscription controller would need to write a status
+	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(sub), sub); err != nil {
+		t.Fatal(err)
+	}
+	if len(sub.Status.Conditions) != 0 || sub.Status.State != "" {
+		t.Errorf("the Subscription was reconciled beside another OLM: %+v", sub.Status)
+	}
+}
+
+func TestRunRejectsABadMode(t *testing.T) {
+	_, err := run(t, "run", "--olm", "sometimes")
+	if err == nil || !strings.Contains(err.Error(), `--olm="sometimes": want embedded, external or auto`) {
+		t.Fatalf("err %v", err)
+	}
+	if exitCode(err) != exitUsage {
+		t.Errorf("exit %d", exitCode(err))
+	}
+}
+
+func corev1PodTemplate(app string) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": app}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: app, Image: "example.com/" + app}}},
+	}
+}
