@@ -78,6 +78,8 @@ var builtinScopes = func() map[schema.GroupKind]Scope {
 		"OperatorCondition", "OperatorGroup", "Subscription")
 	add(ScopeCluster, "operators.coreos.com", "OLMConfig", "Operator")
 	add(ScopeNamespaced, "packages.operators.coreos.com", "PackageManifest")
+	// olmsync's own kind.
+	add(ScopeNamespaced, "olmsync.dev", "Sync")
 
 	// OpenShift, cluster-scoped.
 	add(ScopeCluster, "apiserver.openshift.io", "APIRequestCount")

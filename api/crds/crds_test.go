@@ -91,7 +91,9 @@ func TestCRDsServed(t *testing.T) {
 		"Subscription":          {"sub", "subs"},
 		"InstallPlan":           {"ip"},
 		"OperatorGroup":         {"og"},
+		"Sync":                  nil,
 	}
+	wantCategory := map[string]string{"Sync": "olmsync"}
 	seen := sets.New[string]()
 	for _, want := range all {
 		got := &apiextensionsv1.CustomResourceDefinition{}
@@ -109,8 +111,12 @@ func TestCRDsServed(t *testing.T) {
 		if !reflect.DeepEqual(got.Spec.Names.ShortNames, wantShort[kind]) {
 			t.Errorf("%s short names = %v, want %v", got.Name, got.Spec.Names.ShortNames, wantShort[kind])
 		}
-		if !reflect.DeepEqual(got.Spec.Names.Categories, []string{"olm"}) {
-			t.Errorf("%s categories = %v, want [olm]", got.Name, got.Spec.Names.Categories)
+		category, ok := wantCategory[kind]
+		if !ok {
+			category = "olm"
+		}
+		if !reflect.DeepEqual(got.Spec.Names.Categories, []string{category}) {
+			t.Errorf("%s categories = %v, want [%s]", got.Name, got.Spec.Names.Categories, category)
 		}
 		var storage []string
 		for _, v := range got.Spec.Versions {

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/olmsync/olmsync/api/crds"
+	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/api/operators"
 )
 
@@ -55,6 +56,7 @@ func Scheme() *kruntime.Scheme {
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(apiextensionsv1.AddToScheme(s))
 	utilruntime.Must(operators.AddToScheme(s))
+	utilruntime.Must(olmsyncv1alpha1.AddToScheme(s))
 	return s
 }
 

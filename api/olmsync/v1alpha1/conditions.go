@@ -1,0 +1,97 @@
+package v1alpha1
+
+import "github.com/fluxcd/pkg/apis/meta"
+
+// The condition types of a Sync. Ready, Reconciling and Stalled are kstatus's (Flux's
+// strings); the others are negative-polarity and each is owned by one step of the
+// reconciler, present only while that step fails.
+const (
+	ReadyCondition       = meta.ReadyCondition
+	ReconcilingCondition = meta.ReconcilingCondition
+	StalledCondition     = meta.StalledCondition
+
+	// FetchFailedCondition: the repository could not be fetched; the last good
+	// revision stays applied.
+	FetchFailedCondition = "FetchFailed"
+	// BuildFailedCondition: an app (or olmsync.yaml) could not be rendered; nothing is
+	// pruned.
+	BuildFailedCondition = "BuildFailed"
+	// PolicyViolationCondition: objects break a placement rule; in enforce mode they
+	// are not applied.
+	PolicyViolationCondition = "PolicyViolation"
+	// ApplyFailedCondition: an object could not be applied.
+	ApplyFailedCondition = "ApplyFailed"
+	// PruneFailedCondition: an object that is no longer rendered could not be deleted.
+	PruneFailedCondition = "PruneFailed"
+	// HealthCheckFailedCondition: an applied object is Degraded or Missing.
+	HealthCheckFailedCondition = "HealthCheckFailed"
+)
+
+// The condition reasons of a Sync, PascalCase.
+const (
+	// ReconciliationSucceededReason: the revision is applied and every app is healthy.
+	ReconciliationSucceededReason = meta.ReconciliationSucceededReason
+	// ProgressingReason: a reconcile is under way.
+	ProgressingReason = meta.ProgressingReason
+	// ProgressingWithRetryReason: the last attempt failed and will be retried.
+	ProgressingWithRetryReason = meta.ProgressingWithRetryReason
+	// SuspendedReason: spec.suspend is true.
+	SuspendedReason = meta.SuspendedReason
+
+	// InvalidSpecReason: the spec can never work as written (a bad URL or ref); Stalled.
+	InvalidSpecReason = "InvalidSpec"
+	// SecretNotFoundReason: spec.source.secretRef names a missing Secret, or one
+	// without usable keys.
+	SecretNotFoundReason = "SecretNotFound"
+	// ServiceAccountNotFoundReason: spec.serviceAccountName names a missing account.
+	ServiceAccountNotFoundReason = "ServiceAccountNotFound"
+
+	// GitUnreachableReason: the git server could not be reached or did not answer.
+	GitUnreachableReason = "GitUnreachable"
+	// AuthenticationFailedReason: the git server refused the credentials.
+	AuthenticationFailedReason = "AuthenticationFailed"
+	// RevisionNotFoundReason: the branch, tag, semver range or commit is not there.
+	RevisionNotFoundReason = "RevisionNotFound"
+	// FetchFailedReason: any other fetch failure.
+	FetchFailedReason = "FetchFailed"
+
+	// BuildFailedReason: rendering failed (kustomize, malformed YAML, olmsync.yaml).
+	BuildFailedReason = meta.BuildFailedReason
+	// PolicyViolationReason: a placement rule is broken.
+	PolicyViolationReason = "PolicyViolation"
+	// ApplyFailedReason: the API server refused an object.
+	ApplyFailedReason = "ApplyFailed"
+	// WaitingForCRDReason: a custom resource waits for its CustomResourceDefinition (one
+	// an operator of this Sync is about to install) to be established.
+	WaitingForCRDReason = "WaitingForCRD"
+	// PruneFailedReason: an object could not be deleted.
+	PruneFailedReason = meta.PruneFailedReason
+	// HealthCheckFailedReason: an object is Degraded or Missing.
+	HealthCheckFailedReason = meta.HealthCheckFailedReason
+	// WaitingForApprovalReason: an InstallPlan waits for a Manual approval.
+	WaitingForApprovalReason = "WaitingForApproval"
+)
+
+// Annotations and labels olmsync reads and writes.
+const (
+	// ReconcileRequestAnnotation asks for a reconcile now when its value changes (the
+	// webhook receiver and `olmsync reconcile sync` set it to the time), like Flux's
+	// reconcile.fluxcd.io/requestedAt.
+	ReconcileRequestAnnotation = "reconcile.olmsync.dev/requestedAt"
+
+	// SyncNameLabel and SyncNamespaceLabel are put on every object a Sync applies. Prune
+	// deletes an object only when they still name the Sync pruning it.
+	SyncNameLabel      = "olmsync.dev/sync-name"
+	SyncNamespaceLabel = "olmsync.dev/sync-namespace"
+
+	// PruneAnnotation set to PruneDisabled on an object (in Git or in the cluster) keeps
+	// it when it is no longer rendered.
+	PruneAnnotation = "olmsync.dev/prune"
+	PruneDisabled   = "disabled"
+
+	// FieldManager is the server-side apply field manager of everything olmsync applies.
+	FieldManager = "olmsync"
+
+	// WebhookTokenKey is the key of the webhook Secret that holds the shared secret.
+	WebhookTokenKey = "token"
+)

@@ -1,0 +1,407 @@
+package v1alpha1
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SyncKind is the kind of a Sync.
+const SyncKind = "Sync"
+
+// SyncSpec says which repository to follow, which of its apps to deploy and how.
+type SyncSpec struct {
+	// Source is the Git repository and the revision of it to follow.
+	Source GitSource `json:"source"`
+
+	// Cluster names the cluster whose apps this Sync deploys, as `olmsync check` names
+	// clusters: olmsync.yaml's cluster of an app, or an Argo CD Application's destination
+	// name (else server). Empty means the apps without a cluster, and Argo CD
+	// Applications whose destination is the in-cluster server.
+	// +optional
+	Cluster string `json:"cluster,omitempty"`
+
+	// Apps lists the names of the apps to deploy (as `olmsync apps` shows them). Empty
+	// means every app of the cluster, discovered exactly as `olmsync check` discovers them.
+	// +optional
+	// +listType=set
+	Apps []string `json:"apps,omitempty"`
+
+	// Policy says how strictly the placement rules gate what is applied.
+	// +kubebuilder:default={}
+	// +optional
+	Policy PolicySpec `json:"policy,omitzero"`
+
+	// Prune deletes the objects this Sync applied before and no longer renders. Only
+	// objects in the Sync's inventory are ever deleted, and never after a fetch or a
+	// render that failed.
+	Prune bool `json:"prune"`
+
+	// Interval is how often the applied objects are compared with the repository and
+	// drift is corrected, even when the revision has not changed.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	Interval metav1.Duration `json:"interval"`
+
+	// Suspend stops reconciliation; nothing is fetched, applied or pruned until it is
+	// set back to false.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+
+	// ServiceAccountName is the service account, in the Sync's namespace, that olmsync
+	// impersonates to apply and prune; the Sync can then do no more than the account may.
+	// Empty means olmsync's own identity.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// Webhook lets a Git server trigger a reconcile at /hooks/<namespace>/<name>.
+	// +optional
+	Webhook *WebhookSpec `json:"webhook,omitempty"`
+}
+
+// GitSource is a Git repository and the revision of it to follow.
+type GitSource struct {
+	// URL is the repository: https://, http://, ssh://, or scp-like user@host:path.
+	// file:// URLs are accepted only when olmsync runs with local sources enabled.
+	// +kubebuilder:validation:Pattern="^((https?|ssh|file)://.+|[^@/:\\s]+@[^:/\\s]+:.+)$"
+	URL string `json:"url"`
+
+	// Ref is the branch, tag, semver range or commit to follow; the remote's default
+	// branch when unset.
+	// +optional
+	Ref *GitRef `json:"ref,omitempty"`
+
+	// Interval is how often the repository is fetched for a new revision.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	Interval metav1.Duration `json:"interval"`
+
+	// Timeout bounds one fetch; 60s when unset.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// SecretRef names a Secret in the Sync's namespace holding the credentials, with
+	// Flux's keys: "username" and "password" (basic auth, or a token as the password),
+	// "bearerToken", "ca.crt", or for ssh "identity" (a private key, "password" then being
+	// its passphrase) and "known_hosts".
+	// +optional
+	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
+}
+
+// GitRef selects a revision. At most one of tag, semver and commit is set; a branch goes
+// alone or with a commit (the branch is then fetched to find the commit).
+// +kubebuilder:validation:XValidation:rule="(has(self.tag) ? 1 : 0) + (has(self.semver) ? 1 : 0) + (has(self.commit) ? 1 : 0) <= 1",message="set at most one of tag, semver and commit"
+// +kubebuilder:validation:XValidation:rule="!has(self.branch) || !(has(self.tag) || has(self.semver))",message="a branch goes only with a commit"
+type GitRef struct {
+	// Branch to follow.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	Branch string `json:"branch,omitempty"`
+	// Tag to follow.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	Tag string `json:"tag,omitempty"`
+	// SemVer is a range over the repository's tags in blang/semver syntax (OLM's
+	// skipRange syntax), e.g. ">=1.2.0 <2.0.0"; the highest matching tag is followed.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	SemVer string `json:"semver,omitempty"`
+	// Commit is a full hexadecimal commit hash to pin.
+	// +optional
+	// +kubebuilder:validation:Pattern="^[0-9a-f]{40}([0-9a-f]{24})?$"
+	Commit string `json:"commit,omitempty"`
+}
+
+// PolicyMode is how the placement rules gate what is applied.
+// +kubebuilder:validation:Enum=enforce;audit
+type PolicyMode string
+
+const (
+	// PolicyModeEnforce applies everything except the objects that break a rule (an
+	// unwaived error), and sets Ready=False with reason PolicyViolation.
+	PolicyModeEnforce PolicyMode = "enforce"
+	// PolicyModeAudit applies everything and reports the violations.
+	PolicyModeAudit PolicyMode = "audit"
+)
+
+// PolicySpec says how the placement rules are used.
+type PolicySpec struct {
+	// Mode is enforce (the default) or audit.
+	// +kubebuilder:default=enforce
+	// +optional
+	Mode PolicyMode `json:"mode,omitempty"`
+	// Rules are further folders of Rego rules in the repository, relative to its root,
+	// evaluated with the built-in rules and the folders olmsync.yaml lists.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	Rules []RuleFolder `json:"rules,omitempty"`
+}
+
+// RuleFolder is a folder of the repository, relative to its root, that cannot leave it.
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=512
+// +kubebuilder:validation:Pattern="^[^/]"
+// +kubebuilder:validation:XValidation:rule="!self.matches('(^|/)[.][.](/|$)')",message="rule folders must stay inside the repository"
+type RuleFolder string
+
+// WebhookSpec configures the webhook receiver of a Sync.
+type WebhookSpec struct {
+	// SecretRef names a Secret in the Sync's namespace whose key "token" holds the shared
+	// secret: the HMAC key of GitHub's X-Hub-Signature-256, or GitLab's X-Gitlab-Token.
+	SecretRef LocalObjectReference `json:"secretRef"`
+}
+
+// LocalObjectReference names an object in the Sync's namespace.
+type LocalObjectReference struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// SyncStatus is what olmsync last did for the Sync and what it found.
+type SyncStatus struct {
+	// ObservedGeneration is the generation of the spec last reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready always; Reconciling and Stalled only while true; and one
+	// negative-polarity condition per failing step (FetchFailed, BuildFailed,
+	// PolicyViolation, ApplyFailed, PruneFailed, HealthCheckFailed).
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// LastHandledReconcileAt is the value of the reconcile.olmsync.dev/requestedAt
+	// annotation last handled.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+
+	// LastFetchedRevision is the revision last fetched, as "<branch or tag>@sha1:<hex>".
+	// +optional
+	LastFetchedRevision string `json:"lastFetchedRevision,omitempty"`
+	// LastAppliedRevision is the revision whose objects were last applied in full.
+	// +optional
+	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
+
+	// Inventory is every object this Sync applied; prune deletes only from it.
+	// +optional
+	Inventory *ResourceInventory `json:"inventory,omitempty"`
+
+	// Apps is the sync status and health of each app.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Apps []AppStatus `json:"apps,omitempty"`
+
+	// Violations are the placement-rule findings of the last fetched revision, at most
+	// MaxViolations of them (ViolationCount says how many there were).
+	// +optional
+	Violations []PolicyViolation `json:"violations,omitempty"`
+	// ViolationCount is the number of violations found, waived ones excluded.
+	// +optional
+	ViolationCount int `json:"violationCount,omitempty"`
+}
+
+// MaxViolations bounds status.violations, and MaxAppResources each app's list of objects
+// that are not Synced and Healthy, so that the status of a large repository stays far
+// below the API server's object size limit.
+const (
+	MaxViolations   = 100
+	MaxAppResources = 50
+)
+
+// ResourceInventory lists the objects a Sync applied.
+type ResourceInventory struct {
+	// Entries are the objects, sorted by ID.
+	Entries []ResourceRef `json:"entries"`
+}
+
+// ResourceRef is one object of an inventory.
+type ResourceRef struct {
+	// ID is "<namespace>_<name>_<group>_<kind>", as Flux writes it; the namespace is
+	// empty for cluster-scoped objects and the group for the core group.
+	ID string `json:"id"`
+	// Version is the API version the object was applied with.
+	Version string `json:"v"`
+}
+
+// SyncStatusCode says whether the cluster matches the repository.
+// +kubebuilder:validation:Enum=Synced;OutOfSync;Unknown
+type SyncStatusCode string
+
+const (
+	// SyncStatusSynced: every object of the app is applied and matches the repository.
+	SyncStatusSynced SyncStatusCode = "Synced"
+	// SyncStatusOutOfSync: an object differs from the repository, is missing, or was not
+	// applied (gated by a rule, waiting for its CRD, failed).
+	SyncStatusOutOfSync SyncStatusCode = "OutOfSync"
+	// SyncStatusUnknown: the app could not be rendered, so nothing can be compared.
+	SyncStatusUnknown SyncStatusCode = "Unknown"
+)
+
+// HealthStatusCode is the health of an object or an app, OLM-aware.
+// +kubebuilder:validation:Enum=Healthy;Progressing;Degraded;Suspended;Missing;Unknown;WaitingForApproval
+type HealthStatusCode string
+
+const (
+	// HealthHealthy: the object is what it should be (a Subscription at AtLatestKnown
+	// with its CSV Succeeded, a CSV Succeeded, an InstallPlan Complete).
+	HealthHealthy HealthStatusCode = "Healthy"
+	// HealthProgressing: not yet healthy, and getting there on its own.
+	HealthProgressing HealthStatusCode = "Progressing"
+	// HealthDegraded: failed, or cannot get there without a change.
+	HealthDegraded HealthStatusCode = "Degraded"
+	// HealthSuspended: paused on purpose (a suspended CronJob or Job, a paused Deployment).
+	HealthSuspended HealthStatusCode = "Suspended"
+	// HealthMissing: the object does not exist in the cluster.
+	HealthMissing HealthStatusCode = "Missing"
+	// HealthUnknown: its health cannot be told.
+	HealthUnknown HealthStatusCode = "Unknown"
+	// HealthWaitingForApproval: an InstallPlan of a Manual Subscription waits for a
+	// person to approve it (spec.approved). Neither healthy nor failed.
+	HealthWaitingForApproval HealthStatusCode = "WaitingForApproval"
+)
+
+// AppStatus is the state of one app.
+type AppStatus struct {
+	// Name is the app's name.
+	Name string `json:"name"`
+	// Path is the app's folder in the repository.
+	// +optional
+	Path string `json:"path,omitempty"`
+	// Namespace is the app's destination namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// Sync says whether the cluster matches the repository for this app.
+	Sync SyncStatusCode `json:"sync"`
+	// Health is the worst health of the app's objects.
+	Health HealthStatusCode `json:"health"`
+	// Message says why the app is not Synced and Healthy, if it is not.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Objects is the number of objects the app renders.
+	// +optional
+	Objects int `json:"objects,omitempty"`
+	// Resources are the app's objects that are not Synced and Healthy, at most
+	// MaxAppResources of them.
+	// +optional
+	Resources []ResourceStatus `json:"resources,omitempty"`
+}
+
+// ResourceStatus is the state of one object of an app.
+type ResourceStatus struct {
+	ObjectReference `json:",inline"`
+	Sync            SyncStatusCode   `json:"sync"`
+	Health          HealthStatusCode `json:"health"`
+	// Reason is a PascalCase reason: the object's own (an OLM phase or reason) or
+	// olmsync's (WaitingForCRD, PolicyViolation).
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// ObjectReference names an object by API version, kind, namespace and name.
+type ObjectReference struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// PolicyViolation is one placement-rule finding.
+type PolicyViolation struct {
+	// Rule is the rule's ID (OP001…) or a user rule's name.
+	Rule string `json:"rule"`
+	// Severity is "error" or "warning".
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+	// App is the app holding the object.
+	// +optional
+	App string `json:"app,omitempty"`
+	// File and Line locate the object's document in the repository.
+	// +optional
+	File string `json:"file,omitempty"`
+	// +optional
+	Line int `json:"line,omitempty"`
+	// Object is the object at fault; empty for findings about no one object.
+	// +optional
+	Object *ObjectReference `json:"object,omitempty"`
+	// Gated is true when the object was not applied because of this finding (an error
+	// in enforce mode).
+	// +optional
+	Gated bool `json:"gated,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:categories=olmsync
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.source.url`
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.lastAppliedRevision`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
+// +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.spec.suspend`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// Sync keeps a cluster in step with the apps of a Git repository: it fetches the
+// repository, renders its apps, checks them against the placement rules, applies them in
+// stages with server-side apply, prunes what is gone, and reports OLM-aware health.
+type Sync struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec SyncSpec `json:"spec"`
+	// +optional
+	Status SyncStatus `json:"status,omitzero"`
+}
+
+// +kubebuilder:object:root=true
+
+// SyncList is a list of Syncs.
+type SyncList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []Sync `json:"items"`
+}
+
+// GetConditions returns the status conditions (fluxcd/pkg/runtime/conditions.Getter).
+func (in *Sync) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions replaces the status conditions (fluxcd/pkg/runtime/conditions.Setter).
+func (in *Sync) SetConditions(conditions []metav1.Condition) { in.Status.Conditions = conditions }
+
+// GetRequeueAfter is how long after a successful reconcile the next one is due: the
+// shorter of the drift-correction and fetch intervals.
+func (in *Sync) GetRequeueAfter() time.Duration {
+	d := in.Spec.Interval.Duration
+	if f := in.Spec.Source.Interval.Duration; f > 0 && (d <= 0 || f < d) {
+		d = f
+	}
+	return d
+}
+
+// FetchTimeout is the bound on one fetch: spec.source.timeout, else DefaultFetchTimeout.
+func (in *Sync) FetchTimeout() time.Duration {
+	if t := in.Spec.Source.Timeout; t != nil && t.Duration > 0 {
+		return t.Duration
+	}
+	return DefaultFetchTimeout
+}
+
+// PolicyMode is spec.policy.mode, enforce when unset.
+func (in *Sync) PolicyMode() PolicyMode {
+	if in.Spec.Policy.Mode == PolicyModeAudit {
+		return PolicyModeAudit
+	}
+	return PolicyModeEnforce
+}
+
+// DefaultFetchTimeout bounds a fetch when spec.source.timeout is unset.
+const DefaultFetchTimeout = 60 * time.Second
