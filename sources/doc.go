@@ -6,7 +6,9 @@
 // store into memory, with no checkout and no git binary (OpenRevision); or
 // from a remote repository fetched with go-git into a cache of bare
 // repositories, shallow and incremental where the ref allows, then read the
-// same way (Fetch). Revisions read as Flux writes them ("main@sha1:<hex>",
+// same way (Fetch). A revision once fetched stays readable from the cache
+// without the server (OpenCached), so a reconciler keeps its last good
+// revision while the server is down. Revisions read as Flux writes them ("main@sha1:<hex>",
 // "v1.2.0@sha1:<hex>", "sha1:<hex>"; a dirty working tree adds "+dirty").
 // Whatever the kind of tree, no path leaves the root — not by "..", not by an
 // absolute path, not by a symlink or a chain of them, to a file or a
