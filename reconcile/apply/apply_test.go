@@ -1,0 +1,523 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
+	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/reconcile/inventory"
+	"github.com/olmsync/olmsync/render"
+)
+
+var nsCounter atomic.Int32
+
+// uniqueNS is a fresh namespace name: envtest has no namespace controller, so a deleted
+// namespace never goes away.
+func uniqueNS(prefix string) string {
+	return fmt.Sprintf("%s-%d-%d", prefix, time.Now().UnixNano()%100000, nsCounter.Add(1))
+}
+
+// repo is the objects of a small OLM repository in namespace ns, with a CRD of its own
+// (group g) and one of its custom resources.
+func repo(t *testing.T, ns, g string) []*unstructured.Unstructured {
+	return []*unstructured.Unstructured{
+		obj(t, fmt.Sprintf(`{apiVersion: v1, kind: ConfigMap, metadata: {name: settings, namespace: %s}, data: {level: info}}`, ns)),
+		obj(t, fmt.Sprintf(`{apiVersion: %s/v1, kind: Widget, metadata: {name: w, namespace: %s}, spec: {size: 3}}`, g, ns)),
+		obj(t, fmt.Sprintf(`{apiVersion: operators.coreos.com/v1alpha1, kind: Subscription, metadata: {name: etcd, namespace: %s},
+  spec: {name: etcd, channel: singlenamespace-alpha, source: community, sourceNamespace: %s}}`, ns, ns)),
+		obj(t, fmt.Sprintf(`{apiVersion: operators.coreos.com/v1alpha1, kind: CatalogSource, metadata: {name: community, namespace: %s},
+  spec: {sourceType: grpc, image: "quay.io/operatorhubio/catalog:latest"}}`, ns)),
+		obj(t, fmt.Sprintf(`{apiVersion: operators.coreos.com/v1, kind: OperatorGroup, metadata: {name: og, namespace: %s}, spec: {targetNamespaces: [%s]}}`, ns, ns)),
+		obj(t, fmt.Sprintf(`{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, metadata: {name: %s-reader}, rules: [{apiGroups: [""], resources: [configmaps], verbs: [get]}]}`, ns)),
+		crd(t, g, "Widget", "widgets"),
+		obj(t, fmt.Sprintf(`{apiVersion: v1, kind: Namespace, metadata: {name: %s}}`, ns)),
+	}
+}
+
+// crd is a namespaced CRD of one kind with a free-form spec.
+func crd(t *testing.T, group, kind, plural string) *unstructured.Unstructured {
+	return obj(t, fmt.Sprintf(`
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: %[3]s.%[1]s}
+spec:
+  group: %[1]s
+  scope: Namespaced
+  names: {kind: %[2]s, plural: %[3]s, singular: %[4]s, listKind: %[2]sList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`, group, kind, plural, strings.ToLower(kind)))
+}
+
+func newApplier(t *testing.T, env *testenv.Env, sync string) *Applier {
+	t.Helper()
+	// A client of its own: the RESTMapper must learn of CRDs created during the test.
+	c, err := client.New(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Applier{Client: c, Owner: types.NamespacedName{Namespace: "olmsync-system", Name: sync}, CRDTimeout: 20 * time.Second}
+}
+
+type actionOf struct {
+	ID     string
+	Stage  Stage
+	Action Action
+}
+
+func actions(res *Result) []actionOf {
+	var out []actionOf
+	for _, o := range res.Objects {
+		out = append(out, actionOf{o.Entry.ID(), o.Stage, o.Action})
+	}
+	return out
+}
+
+func mustApply(t *testing.T, a *Applier, objs []*unstructured.Unstructured) *Result {
+	t.Helper()
+	res, err := a.Apply(context.Background(), objs)
+	if err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	if err := res.Err(); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	return res
+}
+
+func get(t *testing.T, c client.Client, apiVersion, kind, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	u := kindObj(apiVersion, kind, ns, name)
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(u), u); err != nil {
+		t.Fatalf("get %s %s/%s: %v", kind, ns, name, err)
+	}
+	return u
+}
+
+func TestApplyInStagesThenNothingToDo(t *testing.T) {
+	env := testenv.Get(t)
+	ns, g := uniqueNS("staged"), uniqueNS("g")+".example.com"
+	a := newApplier(t, env, "platform")
+
+	res := mustApply(t, a, repo(t, ns, g))
+	want := []actionOf{
+		{"_" + ns + "__Namespace", StageClusterSetup, Created},
+		{"_widgets." + g + "_apiextensions.k8s.io_CustomResourceDefinition", StageClusterSetup, Created},
+		{"_" + ns + "-reader_rbac.authorization.k8s.io_ClusterRole", StageClusterSetup, Created},
+		{ns + "_og_operators.coreos.com_OperatorGroup", StageOLMSetup, Created},
+		{ns + "_community_operators.coreos.com_CatalogSource", StageOLMSetup, Created},
+		{ns + "_etcd_operators.coreos.com_Subscription", StageSubscriptions, Created},
+		{ns + "_settings__ConfigMap", StageRest, Created},
+		// The CRD applied in the first stage was waited for, so its custom resource went in.
+		{ns + "_w_" + g + "_Widget", StageRest, Created},
+	}
+	if diff := cmp.Diff(want, actions(res)); diff != "" {
+		t.Fatalf("first apply (-want +got):\n%s", diff)
+	}
+	if got := res.Applied().Len(); got != len(want) {
+		t.Errorf("Applied() has %d entries, want %d", got, len(want))
+	}
+
+	cm := get(t, a.Client, "v1", "ConfigMap", ns, "settings")
+	if cm.GetLabels()[olmsyncv1alpha1.SyncNameLabel] != "platform" || cm.GetLabels()[olmsyncv1alpha1.SyncNamespaceLabel] != "olmsync-system" {
+		t.Errorf("labels = %v, want the Sync's name and namespace", cm.GetLabels())
+	}
+	if mf := cm.GetManagedFields(); len(mf) != 1 || mf[0].Manager != olmsyncv1alpha1.FieldManager || mf[0].Operation != "Apply" {
+		t.Errorf("managedFields = %+v, want one server-side apply by %q", mf, olmsyncv1alpha1.FieldManager)
+	}
+
+	// The same objects again: every one Unchanged, and nothing written.
+	before := cm.GetResourceVersion()
+	res = mustApply(t, a, repo(t, ns, g))
+	for _, o := range res.Objects {
+		if o.Action != Unchanged {
+			t.Errorf("second apply: %s %s (drift %v), want Unchanged", o.Entry, o.Action, o.Drift)
+		}
+	}
+	if after := get(t, a.Client, "v1", "ConfigMap", ns, "settings").GetResourceVersion(); after != before {
+		t.Errorf("an unchanged object was written: resourceVersion %s -> %s", before, after)
+	}
+}
+
+// olm plays OLM: it writes status and its own annotations and labels, the way OLM's
+// controllers do (updates under their own field manager).
+func olm(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	og := get(t, c, "operators.coreos.com/v1", "OperatorGroup", ns, "og")
+	ann := og.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann["olm.providedAPIs"] = "EtcdCluster.v1beta2.etcd.database.coreos.com"
+	og.SetAnnotations(ann)
+	if err := c.Update(ctx, og, client.FieldOwner("olm")); err != nil {
+		t.Fatalf("olm: update OperatorGroup: %v", err)
+	}
+	og = get(t, c, "operators.coreos.com/v1", "OperatorGroup", ns, "og")
+	_ = unstructured.SetNestedStringSlice(og.Object, []string{ns}, "status", "namespaces")
+	_ = unstructured.SetNestedField(og.Object, "2026-01-01T00:00:00Z", "status", "lastUpdated")
+	if err := c.Status().Update(ctx, og, client.FieldOwner("olm")); err != nil {
+		t.Fatalf("olm: update OperatorGroup status: %v", err)
+	}
+
+	sub := get(t, c, "operators.coreos.com/v1alpha1", "Subscription", ns, "etcd")
+	labels := sub.GetLabels()
+	labels["operators.coreos.com/etcd."+ns] = ""
+	sub.SetLabels(labels)
+	if err := c.Update(ctx, sub, client.FieldOwner("olm")); err != nil {
+		t.Fatalf("olm: update Subscription: %v", err)
+	}
+	sub = get(t, c, "operators.coreos.com/v1alpha1", "Subscription", ns, "etcd")
+	_ = unstructured.SetNestedField(sub.Object, "AtLatestKnown", "status", "state")
+	_ = unstructured.SetNestedField(sub.Object, "etcdoperator.v0.9.4", "status", "installedCSV")
+	_ = unstructured.SetNestedField(sub.Object, "2026-01-01T00:00:00Z", "status", "lastUpdated")
+	if err := c.Status().Update(ctx, sub, client.FieldOwner("olm")); err != nil {
+		t.Fatalf("olm: update Subscription status: %v", err)
+	}
+	nsObj := get(t, c, "v1", "Namespace", "", ns)
+	labels = nsObj.GetLabels()
+	labels["olm.operatorgroup.uid/1b7e"] = ""
+	nsObj.SetLabels(labels)
+	if err := c.Update(ctx, nsObj, client.FieldOwner("olm")); err != nil {
+		t.Fatalf("olm: update Namespace: %v", err)
+	}
+}
+
+func TestWhatOLMWritesIsNotDrift(t *testing.T) {
+	env := testenv.Get(t)
+	ns, g := uniqueNS("olmwrites"), uniqueNS("g")+".example.com"
+	a := newApplier(t, env, "platform")
+	objs := repo(t, ns, g)
+	// Git sets the annotation OLM rewrites: OLM's value must still not count as drift.
+	for _, o := range objs {
+		if o.GetKind() == "OperatorGroup" {
+			o.SetAnnotations(map[string]string{"olm.providedAPIs": ""})
+		}
+	}
+	mustApply(t, a, objs)
+	olm(t, a.Client, ns)
+
+	res := mustApply(t, a, objs)
+	for _, o := range res.Objects {
+		if o.Action != Unchanged {
+			t.Errorf("after OLM's writes: %s %s (drift %v), want Unchanged", o.Entry, o.Action, o.Drift)
+		}
+	}
+	// And OLM's writes are still there: olmsync took none of them away.
+	sub := get(t, a.Client, "operators.coreos.com/v1alpha1", "Subscription", ns, "etcd")
+	if state, _, _ := unstructured.NestedString(sub.Object, "status", "state"); state != "AtLatestKnown" {
+		t.Errorf("Subscription status.state = %q after apply, want OLM's AtLatestKnown", state)
+	}
+	if _, ok := sub.GetLabels()["operators.coreos.com/etcd."+ns]; !ok {
+		t.Errorf("OLM's label on the Subscription is gone: %v", sub.GetLabels())
+	}
+}
+
+func TestDriftIsCorrected(t *testing.T) {
+	env := testenv.Get(t)
+	ns, g := uniqueNS("drift"), uniqueNS("g")+".example.com"
+	a := newApplier(t, env, "platform")
+	mustApply(t, a, repo(t, ns, g))
+
+	// A person edits the ConfigMap and the OperatorGroup with kubectl edit.
+	ctx := context.Background()
+	cm := get(t, a.Client, "v1", "ConfigMap", ns, "settings")
+	_ = unstructured.SetNestedField(cm.Object, "debug", "data", "level")
+	if err := a.Client.Update(ctx, cm, client.FieldOwner("kubectl-edit")); err != nil {
+		t.Fatal(err)
+	}
+	og := get(t, a.Client, "operators.coreos.com/v1", "OperatorGroup", ns, "og")
+	// targetNamespaces is a set: under server-side apply an element someone else adds is
+	// theirs, not drift; an element of Git's that they remove is.
+	_ = unstructured.SetNestedStringSlice(og.Object, []string{"default"}, "spec", "targetNamespaces")
+	if err := a.Client.Update(ctx, og, client.FieldOwner("kubectl-edit")); err != nil {
+		t.Fatal(err)
+	}
+
+	dry, err := a.DryRun(ctx, repo(t, ns, g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mustApply(t, a, repo(t, ns, g))
+	for _, r := range []*Result{dry, res} {
+		got := map[string][]string{}
+		for _, o := range r.With(Configured) {
+			got[o.Entry.ID()] = o.Drift
+		}
+		want := map[string][]string{
+			ns + "_settings__ConfigMap":                   {"data.level"},
+			ns + "_og_operators.coreos.com_OperatorGroup": {"spec.targetNamespaces"},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("configured (dry run %v) (-want +got):\n%s", r.DryRun, diff)
+		}
+		if n := len(r.With(Unchanged)); n != 6 {
+			t.Errorf("dry run %v: %d unchanged, want 6", r.DryRun, n)
+		}
+	}
+	if level, _, _ := unstructured.NestedString(get(t, a.Client, "v1", "ConfigMap", ns, "settings").Object, "data", "level"); level != "info" {
+		t.Errorf("data.level = %q after apply, want Git's %q", level, "info")
+	}
+	targets, _, _ := unstructured.NestedStringSlice(get(t, a.Client, "operators.coreos.com/v1", "OperatorGroup", ns, "og").Object, "spec", "targetNamespaces")
+	if !slices.Contains(targets, ns) {
+		t.Errorf("targetNamespaces = %v after apply, want Git's %q back", targets, ns)
+	}
+	if res := mustApply(t, a, repo(t, ns, g)); len(res.With(Unchanged)) != len(res.Objects) {
+		t.Errorf("after correcting drift: %v, want all Unchanged", actions(res))
+	}
+}
+
+func TestDryRunWritesNothing(t *testing.T) {
+	env := testenv.Get(t)
+	ns, g := uniqueNS("dryrun"), uniqueNS("g")+".example.com"
+	a := newApplier(t, env, "platform")
+	res, err := a.DryRun(context.Background(), repo(t, ns, g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.DryRun {
+		t.Error("Result.DryRun = false")
+	}
+	// Nothing exists yet, so nothing can be dry-run applied against the API server's
+	// schema either: everything would be created, the custom resource waits for its CRD.
+	wantCreated := 7
+	if got := len(res.With(Created)); got != wantCreated {
+		t.Errorf("dry run: %v, want %d Created", actions(res), wantCreated)
+	}
+	if w := res.With(Waiting); len(w) != 1 || w[0].Entry.Kind != "Widget" {
+		t.Errorf("dry run waiting = %v, want the Widget", w)
+	}
+	ns0 := kindObj("v1", "Namespace", "", ns)
+	if err := a.Client.Get(context.Background(), client.ObjectKeyFromObject(ns0), ns0); err == nil {
+		t.Errorf("dry run created namespace %s", ns)
+	}
+}
+
+func TestCustomResourceWaitsForTheOperatorsCRD(t *testing.T) {
+	env := testenv.Get(t)
+	ns, g := uniqueNS("waitcrd"), uniqueNS("op")+".example.com"
+	a := newApplier(t, env, "platform")
+	objs := []*unstructured.Unstructured{
+		obj(t, fmt.Sprintf(`{apiVersion: v1, kind: Namespace, metadata: {name: %s}}`, ns)),
+		obj(t, fmt.Sprintf(`{apiVersion: operators.coreos.com/v1, kind: OperatorGroup, metadata: {name: og, namespace: %s}, spec: {targetNamespaces: [%s]}}`, ns, ns)),
+		obj(t, fmt.Sprintf(`{apiVersion: operators.coreos.com/v1alpha1, kind: Subscription, metadata: {name: gizmo, namespace: %s},
+  spec: {name: gizmo, source: community, sourceNamespace: olm}}`, ns)),
+		// The operator the Subscription installs brings the Gizmo CRD; it is not in Git.
+		obj(t, fmt.Sprintf(`{apiVersion: %s/v1, kind: Gizmo, metadata: {name: gz, namespace: %s}, spec: {color: blue}}`, g, ns)),
+		obj(t, fmt.Sprintf(`{apiVersion: v1, kind: ConfigMap, metadata: {name: after, namespace: %s}}`, ns)),
+	}
+	res := mustApply(t, a, objs)
+	waiting := res.With(Waiting)
+	if len(waiting) != 1 || waiting[0].Entry.Kind != "Gizmo" || waiting[0].Reason != olmsyncv1alpha1.WaitingForCRDReason {
+		t.Fatalf("waiting = %+v, want the Gizmo with reason WaitingForCRD", waiting)
+	}
+	if !strings.Contains(waiting[0].Message, "waits for its CustomResourceDefinition") {
+		t.Errorf("message = %q", waiting[0].Message)
+	}
+	if n := len(res.With(Created)); n != 4 {
+		t.Errorf("created %d, want the other 4: a waiting object holds nothing up: %v", n, actions(res))
+	}
+	if res.Applied().Has(waiting[0].Entry) {
+		t.Error("a waiting object is in Applied()")
+	}
+
+	// The operator installs its CRD (as OLM would, from the CSV's bundle).
+	crdObj := crd(t, g, "Gizmo", "gizmos")
+	if err := a.Client.Create(context.Background(), crdObj); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.waitForCRDs(context.Background(), []*unstructured.Unstructured{crdObj}); err != nil {
+		t.Fatal(err)
+	}
+	res = mustApply(t, a, objs)
+	if got := res.With(Created); len(got) != 1 || got[0].Entry.Kind != "Gizmo" {
+		t.Errorf("after the CRD arrived: %v, want the Gizmo created", actions(res))
+	}
+}
+
+func TestUnknownKindWithoutSubscriptionFails(t *testing.T) {
+	env := testenv.Get(t)
+	ns := uniqueNS("nokind")
+	a := newApplier(t, env, "platform")
+	res := mustApplyAllowingFailures(t, a, []*unstructured.Unstructured{
+		obj(t, fmt.Sprintf(`{apiVersion: v1, kind: Namespace, metadata: {name: %s}}`, ns)),
+		obj(t, fmt.Sprintf(`{apiVersion: nowhere.example.com/v1, kind: Ghost, metadata: {name: g, namespace: %s}}`, ns)),
+	})
+	failed := res.With(Failed)
+	if len(failed) != 1 || failed[0].Entry.Kind != "Ghost" || failed[0].Reason != olmsyncv1alpha1.ApplyFailedReason {
+		t.Fatalf("failed = %+v, want the Ghost with reason ApplyFailed", failed)
+	}
+	var applyErr *Error
+	if err := res.Err(); !errors.As(err, &applyErr) || !strings.Contains(err.Error(), `Ghost "`+ns+`/g"`) {
+		t.Errorf("Err() = %v, want an *Error naming the Ghost", err)
+	}
+}
+
+func mustApplyAllowingFailures(t *testing.T, a *Applier, objs []*unstructured.Unstructured) *Result {
+	t.Helper()
+	res, err := a.Apply(context.Background(), objs)
+	if err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	return res
+}
+
+func TestFailedStageHoldsBackTheNext(t *testing.T) {
+	env := testenv.Get(t)
+	ns := uniqueNS("failstage")
+	a := newApplier(t, env, "platform")
+	res := mustApplyAllowingFailures(t, a, []*unstructured.Unstructured{
+		obj(t, fmt.Sprintf(`{apiVersion: v1, kind: Namespace, metadata: {name: %s}}`, ns)),
+		// targetNamespaces must be a list: the API server refuses it.
+		obj(t, fmt.Sprintf(`{apiVersion: operators.coreos.com/v1, kind: OperatorGroup, metadata: {name: og, namespace: %s}, spec: {targetNamespaces: %s}}`, ns, ns)),
+		obj(t, fmt.Sprintf(`{apiVersion: operators.coreos.com/v1alpha1, kind: CatalogSource, metadata: {name: c, namespace: %s}, spec: {sourceType: grpc, image: "example.com/c:1"}}`, ns)),
+		obj(t, fmt.Sprintf(`{apiVersion: operators.coreos.com/v1alpha1, kind: Subscription, metadata: {name: s, namespace: %s}, spec: {name: s, source: c, sourceNamespace: %s}}`, ns, ns)),
+		obj(t, fmt.Sprintf(`{apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: %s}}`, ns)),
+	})
+	want := []actionOf{
+		{"_" + ns + "__Namespace", StageClusterSetup, Created},
+		{ns + "_og_operators.coreos.com_OperatorGroup", StageOLMSetup, Failed},
+		// The rest of the failing stage is still tried; later stages are not.
+		{ns + "_c_operators.coreos.com_CatalogSource", StageOLMSetup, Created},
+		{ns + "_s_operators.coreos.com_Subscription", StageSubscriptions, Skipped},
+		{ns + "_c__ConfigMap", StageRest, Skipped},
+	}
+	if diff := cmp.Diff(want, actions(res)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if msg := res.With(Failed)[0].Message; !strings.Contains(msg, "targetNamespaces") {
+		t.Errorf("failure message %q does not name the field", msg)
+	}
+}
+
+func TestPrune(t *testing.T) {
+	env := testenv.Get(t)
+	ns, g := uniqueNS("prune"), uniqueNS("g")+".example.com"
+	a := newApplier(t, env, "platform")
+	ctx := context.Background()
+	objs := repo(t, ns, g)
+	kept := obj(t, fmt.Sprintf(`{apiVersion: v1, kind: ConfigMap, metadata: {name: keep-me, namespace: %s, annotations: {olmsync.dev/prune: disabled}}}`, ns))
+	adopted := obj(t, fmt.Sprintf(`{apiVersion: v1, kind: ConfigMap, metadata: {name: adopted, namespace: %s}}`, ns))
+	res := mustApply(t, a, append(objs, kept, adopted))
+	previous := res.Applied()
+
+	// Another Sync takes the "adopted" ConfigMap over.
+	other := newApplier(t, env, "other")
+	mustApply(t, other, []*unstructured.Unstructured{adopted})
+
+	// The next revision drops the Subscription, the Widget, its CRD and both ConfigMaps.
+	var next []*unstructured.Unstructured
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "Subscription", "Widget", "CustomResourceDefinition":
+			continue
+		}
+		next = append(next, o)
+	}
+	desired := desiredOf(next)
+	stale, err := previous.Stale(desired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// And one stale entry is already gone from the cluster.
+	gone := inventory.Entry{Namespace: ns, Name: "vanished", Kind: "ConfigMap", Version: "v1"}
+	stale = append(stale, gone)
+
+	results, err := a.Prune(ctx, stale)
+	if err != nil {
+		t.Fatalf("Prune: %v", err)
+	}
+	type outcome struct {
+		Kind, Name string
+		Action     PruneAction
+	}
+	var got []outcome
+	for _, r := range results {
+		got = append(got, outcome{r.Entry.Kind, r.Entry.Name, r.Action})
+	}
+	// Last stage first: custom resources and ConfigMaps, then the Subscription, then the CRD.
+	want := []outcome{
+		{"ConfigMap", "adopted", Kept},
+		{"ConfigMap", "keep-me", Kept},
+		{"Widget", "w", Deleted},
+		{"ConfigMap", "vanished", Gone},
+		{"Subscription", "etcd", Deleted},
+		{"CustomResourceDefinition", "widgets." + g, Deleted},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Prune() (-want +got):\n%s", diff)
+	}
+	for _, name := range []string{"keep-me", "adopted"} {
+		get(t, a.Client, "v1", "ConfigMap", ns, name) // still there
+	}
+	sub := kindObj("operators.coreos.com/v1alpha1", "Subscription", ns, "etcd")
+	if err := a.Client.Get(ctx, client.ObjectKeyFromObject(sub), sub); err == nil {
+		t.Error("the pruned Subscription is still there")
+	}
+	// Pruning again finds everything gone or kept.
+	results, err = a.Prune(ctx, stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if r.Action == Deleted && r.Entry.Kind != "CustomResourceDefinition" {
+			t.Errorf("second prune deleted %s again", r.Entry)
+		}
+	}
+}
+
+// desiredOf is a complete desired state of objects that already carry their namespace.
+func desiredOf(objs []*unstructured.Unstructured) *inventory.Desired {
+	return inventory.DesiredOf(nil, appOf(objs), nil)
+}
+
+func TestPruneOrder(t *testing.T) {
+	entries := []inventory.Entry{
+		{Name: "ns", Kind: "Namespace", Version: "v1"},
+		{Namespace: "ns", Name: "og", Group: "operators.coreos.com", Kind: "OperatorGroup", Version: "v1"},
+		{Namespace: "ns", Name: "c1", Kind: "ConfigMap", Version: "v1"},
+		{Name: "w.example.com", Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Version: "v1"},
+		{Name: "r", Group: "rbac.authorization.k8s.io", Kind: "ClusterRole", Version: "v1"},
+		{Namespace: "ns", Name: "s", Group: "operators.coreos.com", Kind: "Subscription", Version: "v1alpha1"},
+		{Namespace: "ns", Name: "c2", Kind: "ConfigMap", Version: "v1"},
+		{Namespace: "ns", Name: "cat", Group: "operators.coreos.com", Kind: "CatalogSource", Version: "v1alpha1"},
+	}
+	var got []string
+	for _, e := range pruneOrder(entries) {
+		got = append(got, e.Kind+"/"+e.Name)
+	}
+	want := []string{"ConfigMap/c1", "ConfigMap/c2", "Subscription/s", "CatalogSource/cat", "OperatorGroup/og",
+		"ClusterRole/r", "CustomResourceDefinition/w.example.com", "Namespace/ns"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("pruneOrder() (-want +got):\n%s", diff)
+	}
+}
+
+// appOf is one rendered app holding objs, each already in its namespace.
+func appOf(objs []*unstructured.Unstructured) []*render.AppResult {
+	a := &render.AppResult{App: render.App{Name: "app"}}
+	for _, o := range objs {
+		a.Objects = append(a.Objects, &render.Object{Manifest: o, EffectiveNamespace: o.GetNamespace()})
+	}
+	return []*render.AppResult{a}
+}

@@ -1,0 +1,108 @@
+package apply
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// fieldPath is a path into an object, one map key a segment.
+type fieldPath []string
+
+// serverFields are written by the API server on every write; they differ between any two
+// reads and say nothing about drift. status is never Git's to set: OLM and the other
+// controllers own it.
+var serverFields = []fieldPath{
+	{"metadata", "managedFields"},
+	{"metadata", "resourceVersion"},
+	{"metadata", "generation"},
+	{"metadata", "creationTimestamp"},
+	{"metadata", "uid"},
+	{"metadata", "selfLink"},
+	{"status"},
+}
+
+// ignoredFields are fields OLM rewrites after whoever set them: were Git to set them too,
+// each reconcile would put Git's value back and OLM its own, forever OutOfSync. Fields OLM
+// only adds (its labels on Subscriptions and Namespaces, status) need no entry: a dry-run
+// apply merges them in, so they are on both sides of the comparison.
+var ignoredFields = map[schema.GroupKind][]fieldPath{
+	// OLM writes the union of the group's operators' APIs here on every sync of the group.
+	{Group: olmGroup, Kind: "OperatorGroup"}: {
+		{"metadata", "annotations", "olm.providedAPIs"},
+	},
+	// OLM stamps each CSV, and each copy of it, with the group that placed it.
+	{Group: olmGroup, Kind: "ClusterServiceVersion"}: {
+		{"metadata", "annotations", "olm.operatorGroup"},
+		{"metadata", "annotations", "olm.operatorNamespace"},
+		{"metadata", "annotations", "olm.targetNamespaces"},
+		{"metadata", "labels", "olm.copiedFrom"},
+	},
+	// OLM approves a Manual plan by setting spec.approved; a plan in Git is a template.
+	{Group: olmGroup, Kind: "InstallPlan"}: {
+		{"spec", "approved"},
+	},
+}
+
+// Drift lists the fields where the object a dry-run apply of Git's object yields differs
+// from the live object, as dotted paths, sorted; nil when they match. Server-written
+// metadata, status and the fields OLM rewrites (ignoredFields) are left out.
+func Drift(live, dryRun *unstructured.Unstructured) []string {
+	gk := live.GroupVersionKind().GroupKind()
+	a, b := comparable(live.Object, gk), comparable(dryRun.Object, gk)
+	var out []string
+	diffPaths(a, b, nil, &out)
+	slices.Sort(out)
+	return out
+}
+
+func comparable(obj map[string]any, gk schema.GroupKind) map[string]any {
+	c := runtimeDeepCopy(obj)
+	for _, p := range serverFields {
+		unstructured.RemoveNestedField(c, p...)
+	}
+	for _, p := range ignoredFields[gk] {
+		unstructured.RemoveNestedField(c, p...)
+	}
+	// Removing the last annotation or label leaves an empty map where the other side has none.
+	for _, p := range []fieldPath{{"metadata", "annotations"}, {"metadata", "labels"}} {
+		if m, found, _ := unstructured.NestedMap(c, p...); found && len(m) == 0 {
+			unstructured.RemoveNestedField(c, p...)
+		}
+	}
+	return c
+}
+
+func runtimeDeepCopy(obj map[string]any) map[string]any {
+	return (&unstructured.Unstructured{Object: obj}).DeepCopy().Object
+}
+
+// diffPaths walks two decoded objects side by side; maps are compared key by key, anything
+// else (lists included: their merge keys are the schema's business) as a whole.
+func diffPaths(a, b any, path []string, out *[]string) {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if !aok || !bok {
+		if !reflect.DeepEqual(a, b) {
+			*out = append(*out, strings.Join(path, "."))
+		}
+		return
+	}
+	for k, av := range am {
+		p := append(slices.Clip(path), k)
+		bv, ok := bm[k]
+		if !ok {
+			*out = append(*out, strings.Join(p, "."))
+			continue
+		}
+		diffPaths(av, bv, p, out)
+	}
+	for k := range bm {
+		if _, ok := am[k]; !ok {
+			*out = append(*out, strings.Join(append(slices.Clip(path), k), "."))
+		}
+	}
+}

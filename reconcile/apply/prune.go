@@ -1,0 +1,125 @@
+package apply
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/inventory"
+)
+
+// PruneAction is what prune did with one stale entry.
+type PruneAction string
+
+// The prune actions.
+const (
+	// Deleted: the object was deleted (or its deletion began).
+	Deleted PruneAction = "Deleted"
+	// Gone: the object was already gone.
+	Gone PruneAction = "Gone"
+	// Kept: the object was left in place: it opts out of prune, or no longer carries
+	// this Sync's labels (another Sync, or a person, took it over).
+	Kept PruneAction = "Kept"
+	// PruneFailed: the API server refused the deletion.
+	PruneFailed PruneAction = "Failed"
+)
+
+// PruneResult is what happened to one stale entry.
+type PruneResult struct {
+	Entry   inventory.Entry
+	Action  PruneAction
+	Message string
+}
+
+// PruneError says which objects could not be deleted.
+type PruneError struct {
+	Failed []PruneResult
+}
+
+func (e *PruneError) Error() string {
+	msgs := make([]string, 0, len(e.Failed))
+	for _, f := range e.Failed {
+		msgs = append(msgs, f.Message)
+	}
+	return fmt.Sprintf("prune failed for %d object(s): %s", len(e.Failed), strings.Join(msgs, "; "))
+}
+
+// Prune deletes the stale entries (inventory.Inventory.Stale, which only a complete
+// render yields), last stage first — custom resources before the Subscriptions whose
+// operators serve them, Namespaces last. An object is deleted only while it still carries
+// this Sync's labels and does not say olmsync.dev/prune: disabled, and only the very
+// object that was read (a UID precondition), never one created again meanwhile. It returns
+// every entry's outcome and a *PruneError when a deletion failed.
+func (a *Applier) Prune(ctx context.Context, stale []inventory.Entry) ([]PruneResult, error) {
+	var out []PruneResult
+	var failed []PruneResult
+	for _, e := range pruneOrder(stale) {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		r := a.pruneOne(ctx, e)
+		out = append(out, r)
+		if r.Action == PruneFailed {
+			failed = append(failed, r)
+		}
+	}
+	if len(failed) > 0 {
+		return out, &PruneError{Failed: failed}
+	}
+	return out, nil
+}
+
+// pruneOrder is the reverse of the apply order: last stage first, and within the first
+// stage cluster RBAC, then CRDs, then Namespaces. Entries of one kind keep their order.
+func pruneOrder(stale []inventory.Entry) []inventory.Entry {
+	ordered := slices.Clone(stale)
+	slices.SortStableFunc(ordered, func(x, y inventory.Entry) int {
+		sx, rx := StageOf(x.GroupKind())
+		sy, ry := StageOf(y.GroupKind())
+		return cmp.Or(cmp.Compare(sy, sx), cmp.Compare(ry, rx))
+	})
+	return ordered
+}
+
+func (a *Applier) pruneOne(ctx context.Context, e inventory.Entry) PruneResult {
+	live := e.Object()
+	err := a.Client.Get(ctx, client.ObjectKeyFromObject(live), live)
+	switch {
+	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
+		// A kind no longer served (its CRD was pruned first) has no objects left either.
+		return PruneResult{Entry: e, Action: Gone, Message: fmt.Sprintf("%s was already gone", e)}
+	case err != nil:
+		return PruneResult{Entry: e, Action: PruneFailed, Message: fmt.Sprintf("read %s: %v", e, err)}
+	}
+	labels := live.GetLabels()
+	if labels[olmsyncv1alpha1.SyncNameLabel] != a.Owner.Name || labels[olmsyncv1alpha1.SyncNamespaceLabel] != a.Owner.Namespace {
+		return PruneResult{Entry: e, Action: Kept, Message: fmt.Sprintf("%s kept: its labels no longer name Sync %s", e, a.Owner)}
+	}
+	if live.GetAnnotations()[olmsyncv1alpha1.PruneAnnotation] == olmsyncv1alpha1.PruneDisabled {
+		return PruneResult{Entry: e, Action: Kept, Message: fmt.Sprintf("%s kept: %s is %q", e, olmsyncv1alpha1.PruneAnnotation, olmsyncv1alpha1.PruneDisabled)}
+	}
+	if live.GetDeletionTimestamp() != nil {
+		return PruneResult{Entry: e, Action: Deleted, Message: fmt.Sprintf("%s is being deleted", e)}
+	}
+	uid := live.GetUID()
+	err = a.Client.Delete(ctx, live, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid})
+	switch {
+	case apierrors.IsNotFound(err):
+		return PruneResult{Entry: e, Action: Gone, Message: fmt.Sprintf("%s was already gone", e)}
+	case apierrors.IsConflict(err):
+		// The UID precondition failed: the object was deleted and created again since it
+		// was read. The new one is not known to be ours; the next reconcile looks again.
+		return PruneResult{Entry: e, Action: Kept, Message: fmt.Sprintf("%s kept: it was replaced while being pruned", e)}
+	case err != nil:
+		return PruneResult{Entry: e, Action: PruneFailed, Message: fmt.Sprintf("delete %s: %v", e, err)}
+	}
+	return PruneResult{Entry: e, Action: Deleted, Message: fmt.Sprintf("%s deleted", e)}
+}
