@@ -140,13 +140,14 @@ func ConfigMapData(tb testing.TB, bundles []Bundle) map[string]string {
 		pkgs = append(pkgs, fmt.Sprintf("packageName: %s\ndefaultChannel: stable\nchannels:\n- {name: stable, currentCSV: %s}\n", p, heads[p]))
 	}
 	return map[string]string{
-		catalog.ConfigMapKeyCRDs:     yamlList(tb, crds),
-		catalog.ConfigMapKeyCSVs:     yamlList(tb, csvs),
-		catalog.ConfigMapKeyPackages: yamlList(tb, pkgs),
+		catalog.ConfigMapKeyCRDs:     YAMLList(tb, crds...),
+		catalog.ConfigMapKeyCSVs:     YAMLList(tb, csvs...),
+		catalog.ConfigMapKeyPackages: YAMLList(tb, pkgs...),
 	}
 }
 
-func yamlList(tb testing.TB, manifests []string) string {
+// YAMLList writes manifests as the YAML list a ConfigMap catalog key holds.
+func YAMLList(tb testing.TB, manifests ...string) string {
 	tb.Helper()
 	items := []any{}
 	for _, m := range manifests {

@@ -91,19 +91,23 @@ func FBC(tb testing.TB, bundles []Bundle) string {
 type Registry struct {
 	// Host is host:port, to put in image references.
 	Host string
+	srv  *httptest.Server
 }
 
-// ServeRegistry starts a registry for the test.
+// ServeRegistry starts a registry for the test; it stops when the test ends.
 func ServeRegistry(tb testing.TB) *Registry {
 	tb.Helper()
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	tb.Cleanup(srv.Close)
-	return &Registry{Host: strings.TrimPrefix(srv.URL, "http://")}
+	return &Registry{Host: strings.TrimPrefix(srv.URL, "http://"), srv: srv}
 }
 
+// Close stops the registry now, as a registry going away would.
+func (r *Registry) Close() { r.srv.Close() }
+
 // PushCatalog pushes a catalog image holding fbc under /configs (labelled as opm labels
-// catalog images) as repo:tag and returns its reference.
-func (r *Registry) PushCatalog(tb testing.TB, repoTag, fbc string) string {
+// catalog images) as repo:tag and returns its reference and digest.
+func (r *Registry) PushCatalog(tb testing.TB, repoTag, fbc string) (ref, digest string) {
 	tb.Helper()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -129,7 +133,7 @@ func (r *Registry) PushCatalog(tb testing.TB, repoTag, fbc string) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ref := fmt.Sprintf("%s/%s", r.Host, repoTag)
+	ref = fmt.Sprintf("%s/%s", r.Host, repoTag)
 	parsed, err := name.ParseReference(ref, name.Insecure)
 	if err != nil {
 		tb.Fatal(err)
@@ -137,5 +141,9 @@ func (r *Registry) PushCatalog(tb testing.TB, repoTag, fbc string) string {
 	if err := remote.Write(parsed, img); err != nil {
 		tb.Fatal(err)
 	}
-	return ref
+	d, err := img.Digest()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ref, d.String()
 }

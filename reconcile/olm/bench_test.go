@@ -46,7 +46,7 @@ func BenchmarkSteadyState(b *testing.B) {
 		}
 	}
 	reg := olmtest.ServeRegistry(b)
-	image := reg.PushCatalog(b, "bench/catalog:latest", olmtest.FBC(b, bundles))
+	image, _ := reg.PushCatalog(b, "bench/catalog:latest", olmtest.FBC(b, bundles))
 
 	for i := range b.N {
 		b.StopTimer()

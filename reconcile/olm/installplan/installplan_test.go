@@ -4,13 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/registry"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -21,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
 	"github.com/olmsync/olmsync/reconcile/olm"
 	"github.com/olmsync/olmsync/reconcile/olm/catalogsource"
@@ -34,11 +31,11 @@ import (
 func TestInstallFromConfigMapCatalog(t *testing.T) {
 	env := testenv.Get(t)
 	reg := catalogsource.NewRegistry("", resolve.Options{})
-	startManager(t, env, olm.Options{Catalogs: reg})
+	olmtest.StartManager(t, env, olm.Options{Catalogs: reg})
 	ctx := context.Background()
-	ns := newNamespace(t, env, "cm-install")
+	ns := olmtest.NewNamespace(t, env, "cm-install")
 	group := ns + ".example.com"
-	ownGroup(t, env, ns)
+	olmtest.OwnGroup(t, env, ns)
 	cs := configMapCatalog(t, env, ns, group)
 	if cs.Status.ConfigMapResource == nil || cs.Status.ConfigMapResource.Name != "widgets" || cs.Status.GRPCConnectionState.LastConnectTime.IsZero() {
 		t.Errorf("status %+v: want the configmap reference and lastConnect", cs.Status)
@@ -47,7 +44,7 @@ func TestInstallFromConfigMapCatalog(t *testing.T) {
 		t.Fatalf("the registry does not hold the widget package: %+v", e)
 	}
 
-	create(t, env, installPlan(ns, "install-widget", v1alpha1.ApprovalAutomatic, "widget.v1.0.0"))
+	olmtest.Create(t, env, installPlan(ns, "install-widget", v1alpha1.ApprovalAutomatic, "widget.v1.0.0"))
 	ip := waitPlanPhase(t, env, ns, "install-widget", v1alpha1.InstallPlanPhaseComplete)
 	var kinds []string
 	for _, s := range ip.Status.Plan {
@@ -94,14 +91,14 @@ func TestInstallFromConfigMapCatalog(t *testing.T) {
 // approved.
 func TestManualApproval(t *testing.T) {
 	env := testenv.Get(t)
-	startManager(t, env, olm.Options{})
+	olmtest.StartManager(t, env, olm.Options{})
 	ctx := context.Background()
-	ns := newNamespace(t, env, "manual")
+	ns := olmtest.NewNamespace(t, env, "manual")
 	group := ns + ".example.com"
-	ownGroup(t, env, ns)
+	olmtest.OwnGroup(t, env, ns)
 	configMapCatalog(t, env, ns, group)
 
-	create(t, env, installPlan(ns, "install-manual", v1alpha1.ApprovalManual, "widget.v1.0.0"))
+	olmtest.Create(t, env, installPlan(ns, "install-manual", v1alpha1.ApprovalManual, "widget.v1.0.0"))
 	ip := waitPlanPhase(t, env, ns, "install-manual", v1alpha1.InstallPlanPhaseRequiresApproval)
 	if len(ip.Status.Plan) == 0 {
 		t.Fatal("a plan waiting for approval shows no steps")
@@ -128,10 +125,10 @@ func TestManualApproval(t *testing.T) {
 func TestPlanFromResolution(t *testing.T) {
 	env := testenv.Get(t)
 	reg := catalogsource.NewRegistry("", resolve.Options{})
-	startManager(t, env, olm.Options{Catalogs: reg})
+	olmtest.StartManager(t, env, olm.Options{Catalogs: reg})
 	ctx := context.Background()
-	ns := newNamespace(t, env, "resolved")
-	ownGroup(t, env, ns)
+	ns := olmtest.NewNamespace(t, env, "resolved")
+	olmtest.OwnGroup(t, env, ns)
 	configMapCatalog(t, env, ns, ns+".example.com")
 
 	sub := v1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widget", UID: "sub-uid"}}
@@ -159,20 +156,20 @@ func TestPlanFromResolution(t *testing.T) {
 // InstallComponentFailed and crdupgrade's message; the CRD is left as it was.
 func TestCRDUpdateRefused(t *testing.T) {
 	env := testenv.Get(t)
-	startManager(t, env, olm.Options{})
+	olmtest.StartManager(t, env, olm.Options{})
 	ctx := context.Background()
-	ns := newNamespace(t, env, "crd-refused")
+	ns := olmtest.NewNamespace(t, env, "crd-refused")
 	group := ns + ".example.com"
-	ownGroup(t, env, ns)
+	olmtest.OwnGroup(t, env, ns)
 	// The cluster serves v1alpha1 and v1; the catalog's CRD only v1.
 	existing, err := decodeCRD(widgetCRD(group, "v1alpha1", "v1"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	create(t, env, existing)
+	olmtest.Create(t, env, existing)
 	configMapCatalog(t, env, ns, group)
 
-	create(t, env, installPlan(ns, "install-refused", v1alpha1.ApprovalAutomatic, "widget.v1.0.0"))
+	olmtest.Create(t, env, installPlan(ns, "install-refused", v1alpha1.ApprovalAutomatic, "widget.v1.0.0"))
 	ip := waitPlanPhase(t, env, ns, "install-refused", v1alpha1.InstallPlanPhaseFailed)
 	c := findCondition(ip, v1alpha1.InstallPlanInstalled)
 	want := fmt.Sprintf(`refusing to update "widgets.%s": new CRD removes version v1alpha1 that the existing CRD serves`, group)
@@ -194,16 +191,16 @@ func TestCRDUpdateRefused(t *testing.T) {
 func TestRestartMidInstall(t *testing.T) {
 	env := testenv.Get(t)
 	ctx := context.Background()
-	ns := newNamespace(t, env, "restart")
+	ns := olmtest.NewNamespace(t, env, "restart")
 	group := ns + ".example.com"
 	reg := catalogsource.NewRegistry("", resolve.Options{})
-	first := startManager(t, env, olm.Options{Catalogs: reg})
-	ownGroup(t, env, ns)
+	first := olmtest.StartManager(t, env, olm.Options{Catalogs: reg})
+	olmtest.OwnGroup(t, env, ns)
 	configMapCatalog(t, env, ns, group)
 	// Plan without installing: a Manual plan waits with its steps written.
-	create(t, env, installPlan(ns, "install-restart", v1alpha1.ApprovalManual, "widget.v1.0.0"))
+	olmtest.Create(t, env, installPlan(ns, "install-restart", v1alpha1.ApprovalManual, "widget.v1.0.0"))
 	ip := waitPlanPhase(t, env, ns, "install-restart", v1alpha1.InstallPlanPhaseRequiresApproval)
-	first.shutdown(t)
+	first.Stop(t)
 
 	// What the stopped manager left: the CSV created and recorded, the CRD created only.
 	for i, s := range ip.Status.Plan {
@@ -214,14 +211,14 @@ func TestRestartMidInstall(t *testing.T) {
 				t.Fatal(err)
 			}
 			csv.Namespace = ns
-			create(t, env, csv)
+			olmtest.Create(t, env, csv)
 			ip.Status.Plan[i].Status = v1alpha1.StepStatusCreated
 		case "CustomResourceDefinition":
 			crd, err := decodeCRD(s.Resource.Manifest)
 			if err != nil {
 				t.Fatal(err)
 			}
-			create(t, env, crd)
+			olmtest.Create(t, env, crd)
 		}
 	}
 	ip.Status.Phase = v1alpha1.InstallPlanPhaseInstalling
@@ -233,7 +230,7 @@ func TestRestartMidInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	startManager(t, env, olm.Options{Catalogs: reg})
+	olmtest.StartManager(t, env, olm.Options{Catalogs: reg})
 	done := waitPlanPhase(t, env, ns, "install-restart", v1alpha1.InstallPlanPhaseComplete)
 	for _, s := range done.Status.Plan {
 		switch s.Resource.Kind {
@@ -269,14 +266,11 @@ func TestRestartMidInstall(t *testing.T) {
 // says why, and the last good content is still served.
 func TestCatalogImage(t *testing.T) {
 	env := testenv.Get(t)
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	host := strings.TrimPrefix(srv.URL, "http://")
+	images := olmtest.ServeRegistry(t)
 	reg := catalogsource.NewRegistry("", resolve.Options{})
-	startManager(t, env, olm.Options{Catalogs: reg})
-	ns := newNamespace(t, env, "image")
-	ref := host + "/catalogs/widgets:latest"
-	first := push(t, ref, fbcImage(t, fbcPackage("widget")))
+	olmtest.StartManager(t, env, olm.Options{Catalogs: reg})
+	ns := olmtest.NewNamespace(t, env, "image")
+	ref, first := images.PushCatalog(t, "catalogs/widgets:latest", fbcPackage("widget"))
 
 	cs := &v1alpha1.CatalogSource{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widgets"},
@@ -285,7 +279,7 @@ func TestCatalogImage(t *testing.T) {
 			UpdateStrategy: &v1alpha1.UpdateStrategy{RegistryPoll: &v1alpha1.RegistryPoll{Interval: "1s"}},
 		},
 	}
-	create(t, env, cs)
+	olmtest.Create(t, env, cs)
 	ready := waitConnection(t, env, ns, "widgets", v1alpha1.ConnectionStateReady)
 	if ready.Status.LatestImageRegistryPoll == nil {
 		t.Error("no latestImageRegistryPoll")
@@ -295,15 +289,15 @@ func TestCatalogImage(t *testing.T) {
 		t.Fatalf("registry entry %+v: want digest %s with package widget", e, first)
 	}
 
-	second := push(t, ref, fbcImage(t, fbcPackage("widget")+fbcPackage("gadget")))
-	eventually(t, "the new digest loaded", func() error {
+	_, second := images.PushCatalog(t, "catalogs/widgets:latest", fbcPackage("widget")+fbcPackage("gadget"))
+	olmtest.Eventually(t, "the new digest loaded", func() error {
 		if e, _ := reg.Get(key); e.Revision != second || e.Content.Package("gadget") == nil {
 			return fmt.Errorf("revision %s", e.Revision)
 		}
 		return nil
 	})
 
-	srv.Close()
+	images.Close()
 	broken := waitConnection(t, env, ns, "widgets", v1alpha1.ConnectionStateTransientFailure)
 	if broken.Status.Reason != v1alpha1.CatalogSourceRegistryServerError || !strings.Contains(broken.Status.Message, ref) {
 		t.Errorf("status reason %q message %q", broken.Status.Reason, broken.Status.Message)
@@ -323,13 +317,13 @@ func TestCatalogImage(t *testing.T) {
 // TestCatalogSourceSpecInvalid: a source olmsync cannot serve stalls with SpecInvalidError.
 func TestCatalogSourceSpecInvalid(t *testing.T) {
 	env := testenv.Get(t)
-	startManager(t, env, olm.Options{})
-	ns := newNamespace(t, env, "invalid")
-	create(t, env, &v1alpha1.CatalogSource{
+	olmtest.StartManager(t, env, olm.Options{})
+	ns := olmtest.NewNamespace(t, env, "invalid")
+	olmtest.Create(t, env, &v1alpha1.CatalogSource{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "address"},
 		Spec:       v1alpha1.CatalogSourceSpec{SourceType: v1alpha1.SourceTypeGrpc, Address: "registry.olm:50051"},
 	})
-	eventually(t, "SpecInvalidError", func() error {
+	olmtest.Eventually(t, "SpecInvalidError", func() error {
 		cs := &v1alpha1.CatalogSource{}
 		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "address"}, cs); err != nil {
 			return err
@@ -379,8 +373,8 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	create(t, env, crd)
-	ns := newNamespace(t, env, "olm")
+	olmtest.Create(t, env, crd)
+	ns := olmtest.NewNamespace(t, env, "olm")
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "olm-operator"},
 		Spec: appsv1.DeploymentSpec{
@@ -391,7 +385,7 @@ spec:
 			},
 		},
 	}
-	create(t, env, d)
+	olmtest.Create(t, env, d)
 	found, err := olm.DetectOLM(ctx, env.Client)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/shareddata"
 	"github.com/olmsync/olmsync/reconcile/olm/catalog"
 	"github.com/olmsync/olmsync/reconcile/olm/resolve"
@@ -45,7 +46,7 @@ func BenchmarkLoadCommunityCatalogForResolution(b *testing.B) {
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(keep)
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MB")
-	if rss, ok := peakRSS(); ok {
+	if rss, ok := olmtest.PeakRSS(); ok {
 		b.ReportMetric(float64(rss)/(1<<20), "peak-RSS-MB")
 	}
 }
