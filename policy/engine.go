@@ -172,15 +172,22 @@ func (e *Engine) Rule(id string) (Rule, bool) {
 }
 
 // Evaluate checks clusters, each one input, and returns every violation sorted by file,
-// line and rule. Each cluster is evaluated on its own: no rule sees two clusters. Waivers
-// are applied afterwards, in Go, so they cover users' rules too. The inputs are completed
+// line and rule, with the waivers applied (Findings, then Waive). Each cluster is
+// evaluated on its own: no rule sees two clusters. The inputs are completed
 // (Input.Complete) on copies; the caller's are left as they are.
 func (e *Engine) Evaluate(ctx context.Context, clusters ...Input) ([]Violation, error) {
-	config, err := validateWaivers(e.waivers, e.now())
+	found, err := e.Findings(ctx, clusters...)
 	if err != nil {
 		return nil, err
 	}
-	ws := &waivers{config: config}
+	return e.Waive(clusters, found)
+}
+
+// Findings checks clusters, each one input, and returns what the rules found, waivers not
+// applied: a caller that adds findings of its own (the OLM preview of check) waives them
+// all in one step afterwards with Waive. Each cluster is evaluated on its own: no rule
+// sees two clusters.
+func (e *Engine) Findings(ctx context.Context, clusters ...Input) ([]Violation, error) {
 	seen := map[string]bool{}
 	var out []Violation
 	for _, in := range clusters {
@@ -189,15 +196,28 @@ func (e *Engine) Evaluate(ctx context.Context, clusters ...Input) ([]Violation, 
 		}
 		seen[in.Cluster] = true
 		completed := in.Complete()
-		c, found, err := e.evaluateCluster(ctx, &completed)
+		found, err := e.evaluateCluster(ctx, &completed)
 		if err != nil {
 			return nil, fmt.Errorf("evaluate %s: %w", clusterName(in.Cluster), err)
 		}
-		out = append(out, ws.apply(c, found)...)
+		out = append(out, found...)
 	}
-	out = append(out, ws.configFindings()...)
 	sortViolations(out)
 	return out, nil
+}
+
+// Waive applies the waivers — the olmsync.dev/waive annotations of the clusters' objects
+// and the engine's config waivers — to violations, whatever produced them (the rules, or
+// a later stage of the check), and adds the findings about the waivers themselves:
+// expired (OP900), stale (OP901), unreadable (OP902). Call it once, with every violation
+// of the clusters: a waiver that matches none of them is stale. The result is sorted by
+// file, line and rule.
+func (e *Engine) Waive(clusters []Input, violations []Violation) ([]Violation, error) {
+	config, err := validateWaivers(e.waivers, e.now())
+	if err != nil {
+		return nil, err
+	}
+	return waive(clusters, config, violations), nil
 }
 
 func clusterName(name string) string {
@@ -208,20 +228,20 @@ func clusterName(name string) string {
 }
 
 // evaluateCluster runs every rule over one completed input.
-func (e *Engine) evaluateCluster(ctx context.Context, in *Input) (*clusterIndex, []finding, error) {
+func (e *Engine) evaluateCluster(ctx context.Context, in *Input) ([]Violation, error) {
 	value, err := ast.InterfaceToValue(in.value())
 	if err != nil {
-		return nil, nil, fmt.Errorf("build policy input: %w", err)
+		return nil, fmt.Errorf("build policy input: %w", err)
 	}
 	rs, err := e.query.Eval(ctx, rego.EvalParsedInput(value))
 	if err != nil {
-		return nil, nil, policyErrorFrom(err)
+		return nil, policyErrorFrom(err)
 	}
 	if len(rs) != 1 {
-		return nil, nil, fmt.Errorf("policy query returned %d results, want 1", len(rs))
+		return nil, fmt.Errorf("policy query returned %d results, want 1", len(rs))
 	}
 	c := newClusterIndex(in)
-	var found []finding
+	var found []Violation
 	seen := map[Violation]bool{}
 	var problems []Problem
 	for _, b := range e.bindings {
@@ -238,18 +258,18 @@ func (e *Engine) evaluateCluster(ctx context.Context, in *Input) (*clusterIndex,
 			}
 			// One object named two ways (a reference and a manifest) with one message is
 			// one violation.
-			for _, f := range c.findings(b, r) {
-				if !seen[f.Violation] {
-					seen[f.Violation] = true
-					found = append(found, f)
+			for _, v := range c.findings(b, r) {
+				if !seen[v] {
+					seen[v] = true
+					found = append(found, v)
 				}
 			}
 		}
 	}
 	if len(problems) > 0 {
-		return nil, nil, &PolicyError{Problems: problems}
+		return nil, &PolicyError{Problems: problems}
 	}
-	return c, found, nil
+	return found, nil
 }
 
 func (b binding) problem(err error) Problem {

@@ -75,13 +75,6 @@ func brief(v any) string {
 	return string(data)
 }
 
-// finding is a violation before waivers, with the object it is about when it is one of
-// the input's.
-type finding struct {
-	Violation
-	at *located
-}
-
 // located is one object entry of the input with its app.
 type located struct {
 	app     *App
@@ -131,27 +124,41 @@ func newClusterIndex(in *Input) *clusterIndex {
 
 // findings turns one result into violations: one per input object the result's object
 // names (usually exactly one), or one without file and line when it names none of them.
-func (c *clusterIndex) findings(b binding, r result) []finding {
+func (c *clusterIndex) findings(b binding, r result) []Violation {
 	v := Violation{Rule: r.rule, Severity: b.severity, Message: r.msg, Cluster: c.cluster}
 	if v.Rule == "" {
 		v.Rule = b.pkg.rule.ID
 	}
 	if r.object == nil {
-		return []finding{{Violation: v}}
+		return []Violation{v}
 	}
 	q := objectQuery(r.object)
-	var out []finding
+	var out []Violation
 	for _, l := range c.objects[kindName{q.ref.Kind, q.ref.Name}] {
 		if q.matches(l) {
-			lv := l.violation(v.Cluster, v.Rule, v.Severity, v.Message)
-			out = append(out, finding{Violation: lv, at: l})
+			out = append(out, l.violation(v.Cluster, v.Rule, v.Severity, v.Message))
 		}
 	}
 	if len(out) == 0 {
 		v.App, v.Object = q.app, q.ref
-		out = append(out, finding{Violation: v})
+		out = append(out, v)
 	}
 	return out
+}
+
+// at finds the object of the input a violation is about: the one in the violation's app,
+// at its file and line, with its reference. Any stage's violation that names an object of
+// the input finds it this way, so that the object's waive annotation applies to it.
+func (c *clusterIndex) at(v *Violation) *located {
+	if v.File == "" {
+		return nil
+	}
+	for _, l := range c.objects[kindName{v.Object.Kind, v.Object.Name}] {
+		if l.app.Name == v.App && l.obj.Source == (Source{File: v.File, Line: v.Line}) && l.ref == v.Object {
+			return l
+		}
+	}
+	return nil
 }
 
 // query is what a result says about its object. A result may name it three ways: a

@@ -238,32 +238,38 @@ func (a *annotationWaivers) waive(v *Violation) {
 	}
 }
 
-// waivers applies the annotation and config waivers to the violations of every cluster,
-// and reports the waivers that are expired, unused or unreadable.
-type waivers struct {
-	config []*configWaiver
-}
-
-// apply waives the violations of one cluster and adds the findings about the waiver
-// annotations of its objects.
-func (ws *waivers) apply(c *clusterIndex, found []finding) []Violation {
-	out := make([]Violation, 0, len(found))
-	for _, f := range found {
-		v := f.Violation
-		if f.at != nil && f.at.waivers != nil {
-			f.at.waivers.waive(&v)
+// waive applies the annotation and config waivers to the violations of every cluster, and
+// adds the findings about the waivers: expired, unused or unreadable. A violation's
+// annotation waivers are those of the input object it is about (clusterIndex.at).
+func waive(clusters []Input, config []*configWaiver, violations []Violation) []Violation {
+	indexes := make(map[string]*clusterIndex, len(clusters))
+	for _, in := range clusters {
+		completed := in.Complete()
+		indexes[in.Cluster] = newClusterIndex(&completed)
+	}
+	out := make([]Violation, 0, len(violations))
+	for _, v := range violations {
+		if c := indexes[v.Cluster]; c != nil {
+			if l := c.at(&v); l != nil && l.waivers != nil {
+				l.waivers.waive(&v)
+			}
 		}
-		ws.applyConfig(&v)
+		applyConfig(config, &v)
 		out = append(out, v)
 	}
-	for _, at := range c.annotated {
-		out = append(out, annotationFindings(c, at)...)
+	for _, in := range clusters {
+		c := indexes[in.Cluster]
+		for _, at := range c.annotated {
+			out = append(out, annotationFindings(c, at)...)
+		}
 	}
+	out = append(out, configFindings(config)...)
+	sortViolations(out)
 	return out
 }
 
-func (ws *waivers) applyConfig(v *Violation) {
-	for _, w := range ws.config {
+func applyConfig(config []*configWaiver, v *Violation) {
+	for _, w := range config {
 		if !w.matches(v) {
 			continue
 		}
@@ -299,10 +305,10 @@ func annotationFindings(c *clusterIndex, at *located) []Violation {
 }
 
 // configFindings reports the config waivers that expired (OP900) or matched nothing in any
-// cluster (OP901). Call it once, after every cluster was evaluated.
-func (ws *waivers) configFindings() []Violation {
+// cluster (OP901). Call it once, after every violation of every cluster was waived.
+func configFindings(config []*configWaiver) []Violation {
 	var out []Violation
-	for _, w := range ws.config {
+	for _, w := range config {
 		v := Violation{
 			Cluster: w.Object.Cluster,
 			File:    w.Source.File,

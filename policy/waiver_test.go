@@ -304,3 +304,61 @@ func TestWaiverRulesCannotBeWaived(t *testing.T) {
 		t.Errorf("violations (-want +got):\n%s", diff)
 	}
 }
+
+// TestWaiveLaterFindings waives violations the rules did not find — a later stage's, as
+// the OLM preview of check adds them — with the same annotations and config waivers:
+// Findings leaves everything unwaived, Waive waives the stage's violations on the objects
+// they name, and a waiver that nothing matches is still stale.
+func TestWaiveLaterFindings(t *testing.T) {
+	const reason = "the team-b group is migrated in OPS-9"
+	e := newEngine(t, Options{Waivers: []Waiver{
+		{Rule: "OLM003", Object: WaiverObject{Kind: "OperatorGroup", Namespace: "team-b", Name: "team-b"}, Reason: "migrated",
+			Source: Source{File: "olmsync.yaml", Line: 4}},
+		{Rule: "OLM001", Object: WaiverObject{Kind: "Subscription", Namespace: "team-b", Name: "gone"}, Reason: "stale",
+			Source: Source{File: "olmsync.yaml", Line: 8}},
+	}})
+	sub := entry(annotated(subscription("team-b", "etcd", "etcd"), WaiveAnnotation, "olm002: "+reason+"\nOLM999: no such rule"),
+		"cs/sub.yaml", 1)
+	og := entry(operatorGroup("team-b", "team-b", map[string]any{"targetNamespaces": []any{"team-b"}}), "cs/og.yaml", 1)
+	ns := entry(namespaceObject("team-b"), "cs/ns.yaml", 1)
+	in := cluster("cl1", clusterScopeApp(ns, og, sub))
+
+	found, err := e.Findings(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 0 {
+		t.Fatalf("the rules find %v in a clean cluster", waivedOf(found))
+	}
+	subRef := ObjectRef{APIVersion: "operators.coreos.com/v1alpha1", Kind: "Subscription", Namespace: "team-b", Name: "etcd"}
+	ogRef := ObjectRef{APIVersion: "operators.coreos.com/v1", Kind: "OperatorGroup", Namespace: "team-b", Name: "team-b"}
+	stage := []Violation{
+		{Rule: "OLM002", Severity: SeverityError, Message: "fails", Cluster: "cl1", App: "cluster-scope", File: "cs/sub.yaml", Line: 1, Object: subRef},
+		{Rule: "OLM003", Severity: SeverityError, Message: "fails", Cluster: "cl1", App: "cluster-scope", File: "cs/og.yaml", Line: 1, Object: ogRef},
+		// The same object in another cluster has no annotation of this input's.
+		{Rule: "OLM002", Severity: SeverityError, Message: "fails", Cluster: "cl2", App: "cluster-scope", File: "cs/sub.yaml", Line: 1, Object: subRef},
+	}
+	got, err := e.Waive([]Input{in}, append(found, stage...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		subName = `Subscription "team-b/etcd"`
+		ogName  = `OperatorGroup "team-b/team-b"`
+	)
+	want := []waived{
+		{"OLM003", SeverityError, "cl1", "cs/og.yaml", 1, ogName, true, "migrated", WaiverFromConfig, ""},
+		{"OLM002", SeverityError, "cl1", "cs/sub.yaml", 1, subName, true, reason, WaiverFromAnnotation, ""},
+		{"OLM002", SeverityError, "cl2", "cs/sub.yaml", 1, subName, false, "", "", ""},
+		{RuleWaiverUnused, SeverityWarning, "cl1", "cs/sub.yaml", 1, subName, false, "", "", ""},
+		{RuleWaiverUnused, SeverityWarning, "", "olmsync.yaml", 8, `Subscription "team-b/gone"`, false, "", "", ""},
+	}
+	if diff := cmp.Diff(want, waivedOf(got)); diff != "" {
+		t.Errorf("violations (-want +got):\n%s", diff)
+	}
+	for _, v := range got {
+		if v.Rule == RuleWaiverUnused && v.File == "cs/sub.yaml" && !strings.Contains(v.Message, "waives OLM999") {
+			t.Errorf("the stale annotation waiver names another rule: %s", v.Message)
+		}
+	}
+}
