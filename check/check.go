@@ -30,7 +30,8 @@ type Options struct {
 
 // Stage is a step of the check after the placement rules. It reads what was rendered and
 // checked, may add findings to the Result (Violations, with their Rules), and returns the
-// Section it adds to the report, or nil. A stage must not change the rendered objects:
+// Section it adds to the report, or nil. Waivers are applied after the last stage, to
+// every stage's findings alike: a stage adds its violations unwaived. A stage must not change the rendered objects:
 // the reconciler applies them.
 type Stage interface {
 	// Name names the stage in problems ("olm-preview").
@@ -61,7 +62,8 @@ type Result struct {
 	// Rules is the catalog of every rule evaluated (built-in, users', waiver rules and the
 	// stages').
 	Rules []policy.Rule
-	// Violations are every rule's findings, waived ones included.
+	// Violations are every rule's findings, waived ones included. While the stages run
+	// they are not waived yet: Run applies the waivers after the last stage.
 	Violations []policy.Violation
 	// Problems are inputs that could not be read, rendered or evaluated: a broken
 	// olmsync.yaml, an app that failed to render, an Application whose path is missing, a
@@ -80,9 +82,9 @@ type Result struct {
 // the reconciler must not apply or prune on an incomplete check.
 func (r *Result) Complete() bool { return len(r.Problems) == 0 }
 
-// Run checks the revision tree holds: render, policy, then the stages. It fails only when
-// the context ends or the tree's root cannot be read; everything wrong with the
-// repository's content is a Problem of the result, and the rest is still checked.
+// Run checks the revision tree holds: render, policy, the stages, then the waivers. It
+// fails only when the context ends or the tree's root cannot be read; everything wrong
+// with the repository's content is a Problem of the result, and the rest is still checked.
 func Run(ctx context.Context, tree *sources.Tree, opts Options) (*Result, error) {
 	res := &Result{Revision: RevisionOf(tree), Tree: tree}
 	rendered, err := render.Render(ctx, tree.FS, tree.Root, opts.Render)
@@ -119,6 +121,9 @@ func Run(ctx context.Context, tree *sources.Tree, opts Options) (*Result, error)
 		if sec != nil {
 			res.Sections = append(res.Sections, sec)
 		}
+	}
+	if err := ev.waive(res); err != nil {
+		return nil, err
 	}
 	return res, nil
 }

@@ -17,9 +17,13 @@ type evaluation struct {
 	tree *sources.Tree
 	cfg  *render.Config
 	opts *Options
+	// rules is the engine that evaluated the rules (without the users' rules when those
+	// could not be used); its waivers are applied once every stage has run.
+	rules *policy.Engine
 }
 
-// run evaluates the built-in rules and users' rules over res.Inputs. A user's rule that
+// run evaluates the built-in rules and users' rules over res.Inputs, without waivers
+// (waive applies them to every stage's findings). A user's rule that
 // cannot be used (it does not parse or compile, or fails while it runs) is a Problem
 // naming its file and line, and the built-in rules are evaluated without the users'
 // rules: a broken custom rule must not hide the placement rules' findings.
@@ -36,7 +40,7 @@ func (ev *evaluation) run(ctx context.Context, res *Result) error {
 	if err != nil {
 		return err
 	}
-	violations, err := engine.Evaluate(ctx, res.Inputs...)
+	violations, err := engine.Findings(ctx, res.Inputs...)
 	if err != nil && len(user) > 0 {
 		if !addPolicyProblems(res, err) {
 			return err
@@ -44,12 +48,27 @@ func (ev *evaluation) run(ctx context.Context, res *Result) error {
 		if engine, err = ev.engine(ctx, nil); err != nil {
 			return err
 		}
-		violations, err = engine.Evaluate(ctx, res.Inputs...)
+		violations, err = engine.Findings(ctx, res.Inputs...)
 	}
 	if err != nil {
 		return fmt.Errorf("evaluate the rules: %w", err)
 	}
+	ev.rules = engine
 	res.Rules = engine.Rules()
+	res.Violations = violations
+	return nil
+}
+
+// waive applies the waivers (olmsync.dev/waive annotations, olmsync.yaml) to every
+// violation of the result, whichever rule or stage found it, and adds the findings about
+// the waivers themselves (OP900–OP902). It runs once, after the last stage: a waiver of
+// an OLM rule is only used once the preview has run, and is stale only if nothing found
+// it.
+func (ev *evaluation) waive(res *Result) error {
+	violations, err := ev.rules.Waive(res.Inputs, res.Violations)
+	if err != nil {
+		return fmt.Errorf("apply the waivers: %w", err)
+	}
 	res.Violations = violations
 	return nil
 }

@@ -411,3 +411,63 @@ func TestPreviewAgainstBase(t *testing.T) {
 		}
 	}
 }
+
+// TestPreviewWaivers waives the OLM rules as the placement rules are waived — on the
+// object with olmsync.dev/waive, and in olmsync.yaml — through check.Run: the waived
+// violations stay in the report, marked, and do not fail it; the waivers used are not
+// stale (OP901), while an annotation line and a config waiver that name a rule finding
+// nothing on their object are.
+func TestPreviewWaivers(t *testing.T) {
+	annotated := strings.Replace(sub("team-c", "etcd", "etcd", "stable", "community-operators", "Automatic"), "  namespace: team-c\n",
+		"  namespace: team-c\n  annotations:\n    olmsync.dev/waive: |\n      OLM002: team-c's global group is replaced in OPS-12\n      OLM042: no such rule\n", 1)
+	repo := files{
+		"olmsync.yaml": "apps:\n- {name: cluster-scope, path: cluster-scope, clusterScope: true}\n" +
+			"waivers:\n" +
+			"- rule: OLM001\n  object: {kind: Subscription, namespace: team-i, name: widgets}\n  reason: widgets ships its API in OPS-13\n" + // line 4
+			"- rule: OLM003\n  object: {kind: OperatorGroup, namespace: team-c, name: team-c}\n  reason: nothing installed\n", // line 7
+		"cluster-scope/namespaces.yaml": docs(namespace("team-c"), namespace("team-i")),
+		"cluster-scope/groups.yaml":     docs(group("team-c", "team-c", ""), group("team-i", "team-i", "team-i")),
+		"cluster-scope/subscriptions.yaml": docs(
+			sub("team-i", "widgets", "widgets", "stable", "community-operators", "Automatic"), // 1
+			annotated, // 13
+		),
+	}
+	res, rep := checkWith(t, writeTree(t, repo), Options{Catalogs: []CatalogSpec{fixtureCatalog}})
+	if len(res.Problems) != 0 {
+		t.Fatalf("problems: %+v", res.Problems)
+	}
+	type finding struct {
+		Rule, File string
+		Line       int
+		Waived     bool
+		Source     report.WaiverSource
+	}
+	var got []finding
+	for _, v := range rep.Violations {
+		f := finding{Rule: v.Rule, File: v.File, Line: v.Line, Waived: v.Waived}
+		if v.Waiver != nil {
+			f.Source = v.Waiver.Source
+		}
+		got = append(got, f)
+	}
+	const subs = "cluster-scope/subscriptions.yaml"
+	want := []finding{
+		{"OP012", "cluster-scope/groups.yaml", 1, false, ""}, // team-c's global group: a warning
+		{"OLM001", subs, 1, true, report.WaiverConfig},
+		{"OLM002", subs, 13, true, report.WaiverAnnotation},
+		{"OP012", subs, 13, false, ""}, // the annotation waives OLM002, not this
+		{"OP901", subs, 13, false, ""},
+		{"OP901", "olmsync.yaml", 7, false, ""},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("violations (-want +got):\n%s", diff)
+	}
+	for _, v := range rep.Violations {
+		if v.Rule == "OP901" && v.File == subs && !strings.Contains(v.Message, "waives OLM042") {
+			t.Errorf("the stale annotation waiver: %s", v.Message)
+		}
+	}
+	if rep.Summary.Result != report.ResultPassed || rep.Summary.Waived != 2 || rep.Summary.Errors != 0 {
+		t.Errorf("summary %+v", rep.Summary)
+	}
+}
