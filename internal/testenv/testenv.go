@@ -7,19 +7,28 @@
 // them, unless CI is set: then it fails, so a green CI run always means the envtest tests ran.
 //
 // A package's TestMain calls Run; each test that needs the API server calls Get, which
-// starts one control plane for the whole test binary on first use.
+// starts one control plane for the whole test binary on first use. GetBare starts another,
+// without the CRDs, for tests of a cluster that has no OLM.
 package testenv
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/discovery"
@@ -27,6 +36,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 
 	"github.com/olmsync/olmsync/api/crds"
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
@@ -41,10 +51,16 @@ type Env struct {
 	env    *envtest.Environment
 }
 
+// plane is one control plane of the test binary, started on first use.
+type plane struct {
+	once sync.Once
+	env  *Env
+	err  error
+}
+
 var (
-	once    sync.Once
-	shared  *Env
-	initErr error
+	shared = &plane{} // with olmsync's CRDs
+	bare   = &plane{} // without them
 )
 
 // ErrNoAssets says the kube-apiserver and etcd binaries were not found.
@@ -79,42 +95,55 @@ func AssetsDir() (string, error) {
 // the binaries are missing and CI is unset, and fails it when they are missing under CI.
 func Get(tb testing.TB) *Env {
 	tb.Helper()
-	once.Do(func() { shared, initErr = start() })
-	if errors.Is(initErr, ErrNoAssets) && os.Getenv("CI") == "" {
-		tb.Skipf("skipping envtest test: %v", initErr)
-	}
-	if initErr != nil {
-		tb.Fatalf("start envtest control plane: %v", initErr)
-	}
-	return shared
+	return shared.get(tb, true)
 }
 
-// Run runs a package's tests and stops the control plane if a test started it. Use it
-// from TestMain: os.Exit(testenv.Run(m)).
+// GetBare returns a second control plane of the test binary, without olmsync's CRDs (a
+// cluster without OLM), starting it on first use. It skips or fails as Get does.
+func GetBare(tb testing.TB) *Env {
+	tb.Helper()
+	return bare.get(tb, false)
+}
+
+func (p *plane) get(tb testing.TB, withCRDs bool) *Env {
+	tb.Helper()
+	p.once.Do(func() { p.env, p.err = start(withCRDs) })
+	if errors.Is(p.err, ErrNoAssets) && os.Getenv("CI") == "" {
+		tb.Skipf("skipping envtest test: %v", p.err)
+	}
+	if p.err != nil {
+		tb.Fatalf("start envtest control plane: %v", p.err)
+	}
+	return p.env
+}
+
+// Run runs a package's tests and stops the control planes tests started. Use it from
+// TestMain: os.Exit(testenv.Run(m)).
 func Run(m *testing.M) int {
 	code := m.Run()
-	if shared != nil {
-		if err := shared.env.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stop envtest control plane: %v\n", err)
+	for _, p := range []*plane{shared, bare} {
+		if p.env != nil {
+			if err := p.env.env.Stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "stop envtest control plane: %v\n", err)
+			}
 		}
 	}
 	return code
 }
 
-func start() (*Env, error) {
+func start(withCRDs bool) (*Env, error) {
 	dir, err := AssetsDir()
 	if err != nil {
 		return nil, err
 	}
-	all, err := crds.All()
-	if err != nil {
-		return nil, err
-	}
 	s := Scheme()
-	env := &envtest.Environment{
-		BinaryAssetsDirectory: dir,
-		CRDInstallOptions:     envtest.CRDInstallOptions{CRDs: all, Scheme: s},
-		Scheme:                s,
+	env := &envtest.Environment{BinaryAssetsDirectory: dir, Scheme: s}
+	if withCRDs {
+		all, err := crds.All()
+		if err != nil {
+			return nil, err
+		}
+		env.CRDInstallOptions = envtest.CRDInstallOptions{CRDs: all, Scheme: s}
 	}
 	cfg, err := env.Start()
 	if err != nil {
@@ -150,4 +179,92 @@ func (e *Env) KubeConfig() ([]byte, error) {
 		return nil, err
 	}
 	return u.KubeConfig()
+}
+
+// UserKubeconfig writes a kubeconfig file for a user of the control plane (envtest.User:
+// a name and groups; its rights are what RBAC grants them, system:masters all) and
+// returns its path. Its one context, "envtest", is the current one.
+func (e *Env) UserKubeconfig(tb testing.TB, user envtest.User) string {
+	tb.Helper()
+	u, err := e.env.AddUser(user, nil)
+	if err != nil {
+		tb.Fatalf("add envtest user %s: %v", user.Name, err)
+	}
+	data, err := u.KubeConfig()
+	if err != nil {
+		tb.Fatalf("kubeconfig of envtest user %s: %v", user.Name, err)
+	}
+	path := filepath.Join(tb.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// Create creates the objects of YAML manifests on the control plane — documents split on
+// "---" lines, Lists unpacked, Namespaces first — and then writes each object's status
+// through its status subresource, so that a test can set up what a cluster reports (a
+// Subscription's installedCSV, a CSV's phase). A namespace an object names that no
+// manifest creates is created too. Every object must be new: the control plane is shared
+// by the package's tests, so each test uses namespaces of its own.
+func (e *Env) Create(tb testing.TB, manifests string) {
+	tb.Helper()
+	ctx := context.Background()
+	var objs []*unstructured.Unstructured
+	for doc := range strings.SplitSeq("\n"+manifests, "\n---") {
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			tb.Fatalf("testenv.Create: %v", err)
+		}
+		if m == nil {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: m}
+		if u.IsList() {
+			list, err := u.ToList()
+			if err != nil {
+				tb.Fatalf("testenv.Create: %v", err)
+			}
+			for i := range list.Items {
+				objs = append(objs, &list.Items[i])
+			}
+			continue
+		}
+		if u.GetKind() != "" {
+			objs = append(objs, u)
+		}
+	}
+	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
+		return cmp.Compare(boolInt(a.GetKind() != "Namespace"), boolInt(b.GetKind() != "Namespace"))
+	})
+	namespaces := map[string]bool{}
+	for _, u := range objs {
+		if ns := u.GetNamespace(); ns != "" && !namespaces[ns] {
+			namespaces[ns] = true
+			err := e.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				tb.Fatalf("testenv.Create: namespace %s: %v", ns, err)
+			}
+		}
+		status, hasStatus := u.Object["status"]
+		if err := e.Client.Create(ctx, u); err != nil {
+			tb.Fatalf("testenv.Create: %s %s/%s: %v", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+		}
+		if u.GetKind() == "Namespace" {
+			namespaces[u.GetName()] = true
+		}
+		if hasStatus {
+			u.Object["status"] = status
+			if err := e.Client.Status().Update(ctx, u); err != nil {
+				tb.Fatalf("testenv.Create: status of %s %s/%s: %v", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+			}
+		}
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
