@@ -280,21 +280,7 @@ func TestPreviewClusterState(t *testing.T) {
 		t.Fatalf("state: kube %q, %d namespaces, %d groups, %d CSVs, %d subscriptions", state.KubeVersion,
 			len(state.Namespaces), len(state.OperatorGroups), len(state.CSVs), len(state.Subscriptions))
 	}
-	repo := files{
-		"olmsync.yaml": "apps:\n- {name: cluster-scope, path: cluster-scope, clusterScope: true}\n",
-		"cluster-scope/groups.yaml": docs(
-			group("team-m", "second", "team-m"), // 1: a second group in team-m
-			group("team-j", "team-j", "team-j"), // 9
-		),
-		"cluster-scope/subscriptions.yaml": docs(
-			sub("team-j", "future", "future", "stable", "community-operators", "Automatic"), // 1
-			sub("team-l", "etcd", "etcd", "stable", "community-operators", "Automatic"),     // 13
-			sub("team-m", "etcd", "etcd", "stable", "community-operators", "Automatic"),     // 25
-			sub("team-n", "etcd", "etcd", "stable", "community-operators", "Automatic"),     // 37
-			sub("team-x", "etcd", "etcd", "stable", "community-operators", "Automatic"),     // 49
-		),
-	}
-	_, rep := checkWith(t, writeTree(t, repo), Options{
+	_, rep := checkWith(t, writeTree(t, clusterStateRepo()), Options{
 		Catalogs:      []CatalogSpec{fixtureCatalog},
 		ClusterStates: map[string]*ClusterState{"": state},
 	})
@@ -340,6 +326,25 @@ func TestPreviewClusterState(t *testing.T) {
 	wantConflicts := []report.GroupConflict{{Namespace: "team-y", Name: "team-y", APIs: []string{"EtcdCluster.v1beta2.etcd.database.coreos.com"}}}
 	if teamX == nil || !teamX.Static || teamX.Origin != "cluster" || !cmp.Equal(teamX.Conflicts, wantConflicts) {
 		t.Errorf("team-x's group: %+v", teamX)
+	}
+}
+
+// clusterStateRepo is the repository of TestPreviewClusterState, checked against
+// testdata/cluster-state.
+func clusterStateRepo() files {
+	return files{
+		"olmsync.yaml": "apps:\n- {name: cluster-scope, path: cluster-scope, clusterScope: true}\n",
+		"cluster-scope/groups.yaml": docs(
+			group("team-m", "second", "team-m"), // 1: a second group in team-m
+			group("team-j", "team-j", "team-j"), // 9
+		),
+		"cluster-scope/subscriptions.yaml": docs(
+			sub("team-j", "future", "future", "stable", "community-operators", "Automatic"), // 1
+			sub("team-l", "etcd", "etcd", "stable", "community-operators", "Automatic"),     // 13
+			sub("team-m", "etcd", "etcd", "stable", "community-operators", "Automatic"),     // 25
+			sub("team-n", "etcd", "etcd", "stable", "community-operators", "Automatic"),     // 37
+			sub("team-x", "etcd", "etcd", "stable", "community-operators", "Automatic"),     // 49
+		),
 	}
 }
 

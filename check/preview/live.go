@@ -1,0 +1,192 @@
+package preview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/olmsync/olmsync/api/operators"
+	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+)
+
+// Kubeconfig names a live cluster whose state the preview reads: a kubeconfig file and a
+// context in it. An empty Path loads kubeconfig files as kubectl does ($KUBECONFIG, else
+// ~/.kube/config); an empty Context is the file's current context.
+type Kubeconfig struct {
+	Path    string
+	Context string
+}
+
+// String names the cluster in errors: the file and the context, as the user gave them.
+func (k Kubeconfig) String() string {
+	file := k.Path
+	if file == "" {
+		file = "the default kubeconfig"
+	} else {
+		file = "kubeconfig " + file
+	}
+	if k.Context == "" {
+		return file + " (current context)"
+	}
+	return fmt.Sprintf("%s (context %q)", file, k.Context)
+}
+
+// RESTConfig loads the kubeconfig's context, made read-only (ReadOnly).
+func (k Kubeconfig) RESTConfig() (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = k.Path
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: k.Context})
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", k, err)
+	}
+	return ReadOnly(cfg), nil
+}
+
+// ReadKubeconfig reads the state of the cluster a kubeconfig's context names (ReadCluster).
+// Every error names the kubeconfig and the context.
+func ReadKubeconfig(ctx context.Context, k Kubeconfig) (*ClusterState, error) {
+	cfg, err := k.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	st, err := ReadCluster(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("read the cluster of %s at %s: %w", k, cfg.Host, err)
+	}
+	return st, nil
+}
+
+// ErrWriteRefused is what a request other than a read meets on a read-only config.
+var ErrWriteRefused = errors.New("olmsync only reads the cluster")
+
+// ReadOnly returns a copy of cfg through which only reads (GET and HEAD requests) reach
+// the API server: any other request fails with ErrWriteRefused before it leaves the
+// process, whatever client is built on it. The preview never writes, and this makes it a
+// property of the connection rather than of the code that happens to use it.
+func ReadOnly(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return readOnlyTransport{next: rt} })
+	return cfg
+}
+
+type readOnlyTransport struct{ next http.RoundTripper }
+
+func (t readOnlyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		return nil, fmt.Errorf("%w: refused %s %s", ErrWriteRefused, req.Method, req.URL.Path)
+	}
+	return t.next.RoundTrip(req)
+}
+
+// lister is all ReadCluster does with the cluster besides asking its version: list
+// objects. It is handed no client that could write.
+type lister interface {
+	List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error
+}
+
+// pageSize bounds one list response: a cluster with thousands of CSVs is read in pages
+// rather than in one response the API server has to build in memory.
+const pageSize = 500
+
+// ReadCluster reads what the preview needs of a live cluster into a ClusterState: the
+// same kinds a --cluster-state folder holds — Namespaces (with their labels),
+// OperatorGroups, ClusterServiceVersions, Subscriptions (with status.installedCSV),
+// CatalogSources — and the server's Kubernetes version, for minKubeVersion. It only
+// lists (ReadOnly makes cfg refuse anything else). A cluster without OLM's CRDs has none
+// of OLM's kinds, which is no error; a cluster that cannot be reached, or that refuses a
+// list, is. Copied CSVs (label olm.copiedFrom), which OLM's resolver and the preview
+// leave out, are not read: on a cluster with global operators they are most of the CSVs.
+func ReadCluster(ctx context.Context, cfg *rest.Config) (*ClusterState, error) {
+	cfg = ReadOnly(cfg)
+	if cfg.Timeout == 0 {
+		cfg.Timeout = time.Minute
+	}
+	st := &ClusterState{}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	version, err := dc.ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("get the server version: %w", err)
+	}
+	st.KubeVersion = strings.TrimPrefix(version.GitVersion, "v")
+	c, err := client.New(cfg, client.Options{Scheme: liveScheme()})
+	if err != nil {
+		return nil, err
+	}
+	if err := st.list(ctx, c); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// liveScheme knows the kinds ReadCluster lists: Namespaces and OLM's.
+func liveScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(corev1.AddToScheme(s))
+	utilruntime.Must(operators.AddToScheme(s))
+	return s
+}
+
+// list reads each kind, page by page.
+func (st *ClusterState) list(ctx context.Context, c lister) error {
+	notCopied, err := labels.NewRequirement(v1alpha1.CopiedLabelKey, selection.DoesNotExist, nil)
+	if err != nil {
+		return err
+	}
+	return errors.Join(
+		listAll(ctx, c, "Namespaces", &corev1.NamespaceList{}, func(l *corev1.NamespaceList) {
+			st.Namespaces = append(st.Namespaces, l.Items...)
+		}),
+		listAll(ctx, c, "OperatorGroups", &operatorsv1.OperatorGroupList{}, func(l *operatorsv1.OperatorGroupList) {
+			st.OperatorGroups = append(st.OperatorGroups, l.Items...)
+		}),
+		listAll(ctx, c, "ClusterServiceVersions", &v1alpha1.ClusterServiceVersionList{}, func(l *v1alpha1.ClusterServiceVersionList) {
+			st.CSVs = append(st.CSVs, l.Items...)
+		}, client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*notCopied)}),
+		listAll(ctx, c, "Subscriptions", &v1alpha1.SubscriptionList{}, func(l *v1alpha1.SubscriptionList) {
+			st.Subscriptions = append(st.Subscriptions, l.Items...)
+		}),
+		listAll(ctx, c, "CatalogSources", &v1alpha1.CatalogSourceList{}, func(l *v1alpha1.CatalogSourceList) {
+			st.CatalogSources = append(st.CatalogSources, l.Items...)
+		}),
+	)
+}
+
+// listAll lists every object of a kind in every namespace, a page at a time, handing each
+// page to add. A kind the cluster does not serve (no OLM installed) lists nothing.
+func listAll[L client.ObjectList](ctx context.Context, c lister, what string, list L, add func(L), opts ...client.ListOption) error {
+	cont := ""
+	for {
+		page := list.DeepCopyObject().(L)
+		err := c.List(ctx, page, append(opts, client.Limit(pageSize), client.Continue(cont))...)
+		switch {
+		case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return fmt.Errorf("list %s: %w", what, err)
+		}
+		add(page)
+		if cont = page.GetContinue(); cont == "" {
+			return nil
+		}
+	}
+}
