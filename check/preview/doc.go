@@ -8,7 +8,8 @@
 // OperatorGroup membership, install modes and API intersection judged by
 // reconcile/olm/groups, the same code the embedded OLM controllers run. What it adds is
 // the view those functions need: the catalogs named by `--catalog` and olmsync.yaml, the
-// cluster as a snapshot (`--cluster-state`) or empty, with the objects in Git laid over
-// it, and — for a pull request — the base revision's outcome taken as what the cluster
+// cluster as a snapshot (`--cluster-state`), read from a live cluster with list calls only
+// (`--kubeconfig`, through a connection that refuses anything but reads) or empty, with
+// the objects in Git laid over it, and — for a pull request — the base revision's outcome taken as what the cluster
 // runs, so that the preview can say what the change does.
 package preview

@@ -53,7 +53,7 @@ var Rules = []policy.Rule{
 	{
 		ID: RuleRequirementsNotMet, Title: "The CSV's requirements are met", Severity: policy.SeverityError,
 		Kinds: []string{"Subscription"},
-		Description: "The CSV's minKubeVersion is not above the cluster's Kubernetes version (known from --cluster-state). " +
+		Description: "The CSV's minKubeVersion is not above the cluster's Kubernetes version (known from --cluster-state or --kubeconfig). " +
 			"Otherwise OLM leaves it Pending with RequirementsNotMet.",
 	},
 	{

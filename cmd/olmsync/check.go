@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -47,6 +48,8 @@ type checkFlags struct {
 	// the OLM preview
 	catalogs      []string
 	clusterStates []string
+	kubeconfig    string
+	contexts      []string
 	// what kustomize may do beyond reading the repository
 	allowRemoteBases       bool
 	enableExecPlugins      bool
@@ -87,6 +90,8 @@ read, rendered or evaluated (the report still lists everything else that was che
 	fl.StringArrayVar(&f.policies, "policy", nil, "a folder of your own Rego rules (deny/warn); may be repeated")
 	fl.StringArrayVar(&f.catalogs, "catalog", nil, "preview what OLM does with each Subscription, resolving against this catalog: NAME[/NAMESPACE]=SRC, SRC a folder, a path in the repository or an image reference (NAMESPACE: the marketplace namespace); may be repeated")
 	fl.StringArrayVar(&f.clusterStates, "cluster-state", nil, "a folder of YAML objects (Namespaces, OperatorGroups, CSVs, Subscriptions, CatalogSources) the OLM preview takes as what the cluster has, [CLUSTER=]DIR; without it the cluster is empty; may be repeated")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "read the cluster state for the OLM preview from a live cluster, read-only (list calls only): this kubeconfig's current context, or the contexts --context names; default with --context: $KUBECONFIG, else ~/.kube/config")
+	fl.StringArrayVar(&f.contexts, "context", nil, "the kubeconfig context whose cluster the OLM preview reads (read-only), [CLUSTER=]CONTEXT; for one cluster of the repository, or every cluster without CLUSTER=; may be repeated")
 	fl.BoolVar(&f.listObjects, "list-objects", false, "list every checked object in the report (JUnit always lists them)")
 	fl.BoolVar(&f.allowRemoteBases, "allow-remote-bases", false, "let kustomizations use remote bases and files (network access)")
 	fl.BoolVar(&f.enableExecPlugins, "enable-exec-plugins", false, "run kustomize exec plugins and exec KRM functions (runs code from the repository)")
@@ -119,7 +124,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) error {
 		opts.Policies = append(opts.Policies, policy.Dir(dir))
 	}
 
-	previewOpts, err := f.previewOptions()
+	previewOpts, err := f.previewOptions(cmd.Context())
 	if err != nil {
 		return err
 	}
@@ -166,8 +171,10 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) error {
 	return nil
 }
 
-// previewOptions turns the preview's flags into its options.
-func (f *checkFlags) previewOptions() (preview.Options, error) {
+// previewOptions turns the preview's flags into its options. The live clusters
+// (--kubeconfig, --context) are read here, once: the base and the head of a pull request
+// are previewed against the same state.
+func (f *checkFlags) previewOptions(ctx context.Context) (preview.Options, error) {
 	var opts preview.Options
 	for _, c := range f.catalogs {
 		spec, err := preview.ParseCatalogFlag(c)
@@ -176,24 +183,82 @@ func (f *checkFlags) previewOptions() (preview.Options, error) {
 		}
 		opts.Catalogs = append(opts.Catalogs, spec)
 	}
-	for _, cs := range f.clusterStates {
-		cluster, dir := "", cs
-		if name, rest, ok := strings.Cut(cs, "="); ok {
-			cluster, dir = name, rest
+	// Every cluster has one state at most; this is checked before a live cluster is read.
+	given := map[string]bool{}
+	claim := func(flag, value, cluster string) error {
+		if !given[cluster] {
+			given[cluster] = true
+			return nil
 		}
+		if cluster == "" {
+			return fmt.Errorf("%s %s: a second state for every cluster; give one of --cluster-state DIR and --kubeconfig/--context without CLUSTER=", flag, value)
+		}
+		return fmt.Errorf("%s %s: a second state for cluster %q", flag, value, cluster)
+	}
+	live := f.liveClusters()
+	for _, cs := range f.clusterStates {
+		cluster, _ := splitCluster(cs)
+		if err := claim("--cluster-state", cs, cluster); err != nil {
+			return opts, err
+		}
+	}
+	for _, l := range live {
+		if err := claim(l.flag, l.value, l.cluster); err != nil {
+			return opts, err
+		}
+	}
+	if len(given) > 0 {
+		opts.ClusterStates = map[string]*preview.ClusterState{}
+	}
+	for _, cs := range f.clusterStates {
+		cluster, dir := splitCluster(cs)
 		state, err := preview.LoadClusterState(dir)
 		if err != nil {
 			return opts, fmt.Errorf("--cluster-state: %w", err)
 		}
-		if opts.ClusterStates == nil {
-			opts.ClusterStates = map[string]*preview.ClusterState{}
-		}
-		if _, dup := opts.ClusterStates[cluster]; dup {
-			return opts, fmt.Errorf("--cluster-state %s: a second state for cluster %q", cs, cluster)
-		}
 		opts.ClusterStates[cluster] = state
 	}
+	for _, l := range live {
+		state, err := preview.ReadKubeconfig(ctx, l.kubeconfig)
+		if err != nil {
+			return opts, fmt.Errorf("%s: %w", l.flag, err)
+		}
+		opts.ClusterStates[l.cluster] = state
+	}
 	return opts, nil
+}
+
+// liveCluster is a cluster of the repository whose state is read from a live cluster.
+type liveCluster struct {
+	cluster     string
+	kubeconfig  preview.Kubeconfig
+	flag, value string // for errors
+}
+
+// liveClusters are the clusters --context names, each read through --kubeconfig (or the
+// default kubeconfig files); without --context, --kubeconfig's current context is the
+// state of every cluster.
+func (f *checkFlags) liveClusters() []liveCluster {
+	if len(f.contexts) == 0 {
+		if f.kubeconfig == "" {
+			return nil
+		}
+		return []liveCluster{{kubeconfig: preview.Kubeconfig{Path: f.kubeconfig}, flag: "--kubeconfig", value: f.kubeconfig}}
+	}
+	out := make([]liveCluster, 0, len(f.contexts))
+	for _, c := range f.contexts {
+		cluster, name := splitCluster(c)
+		out = append(out, liveCluster{cluster: cluster, kubeconfig: preview.Kubeconfig{Path: f.kubeconfig, Context: name}, flag: "--context", value: c})
+	}
+	return out
+}
+
+// splitCluster splits a [CLUSTER=]VALUE flag.
+func splitCluster(s string) (cluster, value string) {
+	if name, rest, ok := strings.Cut(s, "="); ok {
+		return name, rest
+	}
+	return "", s
 }
 
 // previewSection is the OLM preview of a checked revision, or nil.

@@ -9,7 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
 	"github.com/olmsync/olmsync/internal/gittest"
+	"github.com/olmsync/olmsync/internal/testenv"
 )
 
 // docsWithCommands are the pages whose code blocks hold olmsync commands.
@@ -19,7 +23,8 @@ var docsWithCommands = []string{"README.md", "docs/ci.md", "docs/policy.md", "ex
 // (in code blocks: the quick start, the GitHub Actions and GitLab CI snippets…) on a
 // pull request of a real repository, so that a flag the docs use and the CLI does not
 // have, or a value it refuses, fails here. Shell variables are set as CI would set them
-// ($BASE to the base branch); commands on a URL are left out (no network in tests).
+// ($BASE to the base branch); commands on a URL are left out (no network in tests); a
+// command with --kubeconfig reads the envtest API server.
 func TestDocsCommands(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -48,6 +53,9 @@ func TestDocsCommands(t *testing.T) {
 				}
 				args[i] = a
 			}
+			if i := indexOf(args, "--kubeconfig"); i >= 0 && i+1 < len(args) {
+				args[i+1] = docsKubeconfig(t, args)
+			}
 			if i := indexOf(args, "-o"); i >= 0 && i+1 < len(args) {
 				if err := os.MkdirAll(filepath.Dir(args[i+1]), 0o755); err != nil {
 					t.Fatal(err)
@@ -65,6 +73,28 @@ func TestDocsCommands(t *testing.T) {
 	if commands < 10 {
 		t.Errorf("found %d olmsync commands in the docs; the extraction is broken", commands)
 	}
+}
+
+// docsKubeconfig writes a kubeconfig for the envtest API server in which every context a
+// command names with --context exists, so that the docs' commands read a real cluster.
+func docsKubeconfig(t *testing.T, args []string) string {
+	t.Helper()
+	env := testenv.Get(t)
+	path := env.UserKubeconfig(t, envtest.User{Name: "docs", Groups: []string{"system:masters"}})
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range args {
+		if a == "--context" && i+1 < len(args) {
+			_, name := splitCluster(args[i+1])
+			cfg.Contexts[name] = cfg.Contexts[cfg.CurrentContext]
+		}
+	}
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 type docCommand struct {
