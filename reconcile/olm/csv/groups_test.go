@@ -35,9 +35,13 @@ func TestTooManyOperatorGroups(t *testing.T) {
 	if failed.Status.Message != groups.MessageTooManyOperatorGroups {
 		t.Errorf("message = %q, want %q", failed.Status.Message, groups.MessageTooManyOperatorGroups)
 	}
-	if v := testutil.ToFloat64(metrics.CSVAbnormal.WithLabelValues(ns, csv.Name, "0.9.4", "Failed", "TooManyOperatorGroups")); v != 1 {
-		t.Errorf("csv_abnormal{Failed,TooManyOperatorGroups} = %v, want 1", v)
-	}
+	// The metric is set after the status write the test just saw.
+	eventually(t, "csv_abnormal{Failed,TooManyOperatorGroups}", func() error {
+		if v := testutil.ToFloat64(metrics.CSVAbnormal.WithLabelValues(ns, csv.Name, "0.9.4", "Failed", "TooManyOperatorGroups")); v != 1 {
+			return fmt.Errorf("= %v, want 1", v)
+		}
+		return nil
+	})
 	assertNoDeployments(t, env, ns)
 
 	deleteAndWait(t, env, second)
@@ -51,9 +55,12 @@ func TestTooManyOperatorGroups(t *testing.T) {
 		return fmt.Errorf("no Pending condition %q in %+v", groups.MessageRecoveredInstallModes, got.Status.Conditions)
 	})
 	waitPhase(t, env, ns, csv.Name, v1alpha1.CSVPhaseInstalling, v1alpha1.CSVReasonWaiting)
-	if series := abnormalSeries(t, ns, csv.Name); len(series) != 1 || series[0] != "Installing/InstallWaiting" {
-		t.Errorf("csv_abnormal series = %v, want only Installing/InstallWaiting", series)
-	}
+	eventually(t, "csv_abnormal series", func() error {
+		if series := abnormalSeries(t, ns, csv.Name); len(series) != 1 || series[0] != "Installing/InstallWaiting" {
+			return fmt.Errorf("%v, want only Installing/InstallWaiting", series)
+		}
+		return nil
+	})
 }
 
 // TestUnsupportedOperatorGroup: etcd supports OwnNamespace and SingleNamespace only; in a global

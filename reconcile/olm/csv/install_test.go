@@ -2,6 +2,7 @@ package csv_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -160,22 +161,26 @@ func TestInstallOwnNamespace(t *testing.T) {
 	})
 
 	t.Run("metrics", func(t *testing.T) {
-		if v := testutil.ToFloat64(metrics.CSVSucceeded.WithLabelValues(ns, want.Name, "0.9.4")); v != 1 {
-			t.Errorf("csv_succeeded = %v, want 1", v)
-		}
-		var list v1alpha1.ClusterServiceVersionList
-		if err := env.Client.List(ctx, &list); err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for i := range list.Items {
-			if list.Items[i].Labels[v1alpha1.CopiedLabelKey] == "" {
-				n++
+		// The metrics are set after the status writes the test saw.
+		eventually(t, "csv_succeeded and csv_count", func() error {
+			if v := testutil.ToFloat64(metrics.CSVSucceeded.WithLabelValues(ns, want.Name, "0.9.4")); v != 1 {
+				return fmt.Errorf("csv_succeeded = %v, want 1", v)
 			}
-		}
-		if v := testutil.ToFloat64(metrics.CSVCount); int(v) != n {
-			t.Errorf("csv_count = %v, want %d (the csvs that are not copies)", v, n)
-		}
+			var list v1alpha1.ClusterServiceVersionList
+			if err := env.Client.List(ctx, &list); err != nil {
+				return err
+			}
+			n := 0
+			for i := range list.Items {
+				if list.Items[i].Labels[v1alpha1.CopiedLabelKey] == "" {
+					n++
+				}
+			}
+			if v := testutil.ToFloat64(metrics.CSVCount); int(v) != n {
+				return fmt.Errorf("csv_count = %v, want %d (the csvs that are not copies)", v, n)
+			}
+			return nil
+		})
 	})
 
 	t.Run("events", func(t *testing.T) {

@@ -42,9 +42,12 @@ func TestReplacement(t *testing.T) {
 	if want := "being replaced by csv: " + next.Name; replacing.Status.Message != want {
 		t.Errorf("message = %q, want %q", replacing.Status.Message, want)
 	}
-	if got := testutil.ToFloat64(metrics.CSVUpgradeCount); got != upgrades+1 {
-		t.Errorf("csv_upgrade_count = %v, want %v", got, upgrades+1)
-	}
+	eventually(t, "csv_upgrade_count counts the upgrade", func() error { // set after the status write
+		if got := testutil.ToFloat64(metrics.CSVUpgradeCount); got != upgrades+1 {
+			return fmt.Errorf("csv_upgrade_count = %v, want %v", got, upgrades+1)
+		}
+		return nil
+	})
 
 	waitPhase(t, env, ns, next.Name, v1alpha1.CSVPhaseInstalling, v1alpha1.CSVReasonWaiting)
 	newCSV := getCSV(t, env, ns, next.Name)

@@ -96,6 +96,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 		if obj.DeletionTimestamp.IsZero() {
 			metrics.EmitCSV(before, obj)
 		}
+		if before.Status.Phase != v1alpha1.CSVPhaseReplacing && obj.Status.Phase == v1alpha1.CSVPhaseReplacing {
+			metrics.CSVUpgradeCount.Inc()
+		}
 		r.countCSVs(ctx)
 	}()
 

@@ -15,7 +15,6 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/reconcile/olm/groups"
 	"github.com/olmsync/olmsync/reconcile/olm/install"
-	"github.com/olmsync/olmsync/reconcile/olm/metrics"
 	"github.com/olmsync/olmsync/reconcile/olm/phase"
 )
 
@@ -179,9 +178,8 @@ func (r *Reconciler) transition(ctx context.Context, obj *v1alpha1.ClusterServic
 	if d.Transition != nil {
 		r.setPhase(obj, *d.Transition)
 	}
-	if d.CountUpgrade {
-		metrics.CSVUpgradeCount.Inc()
-	}
+	// d.CountUpgrade is counted by Reconcile once the status write of the Replacing phase
+	// lands: a write that fails and is retried must not count the same upgrade twice.
 	if d.Wait != "" {
 		log.FromContext(ctx).V(1).Info("waiting", "reason", d.Wait)
 	}

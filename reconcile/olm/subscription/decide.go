@@ -248,3 +248,24 @@ func syncDeprecations(st *v1alpha1.SubscriptionStatus, deps []resolve.Deprecatio
 		Type: v1alpha1.SubscriptionDeprecated, Status: corev1.ConditionTrue, Message: strings.Join(rollup, "; "),
 	}, now) || changed
 }
+
+// ReusablePlan returns the InstallPlan a Subscription already owns that installs exactly the
+// CSVs of the plan its resolution calls for and has not ended (not Complete, not Failed), if
+// any. A pass that created a plan and stopped before writing the reference to it (a restart,
+// a failed status write) must point the Subscription at that plan, not make a second one.
+func ReusablePlan(sub *v1alpha1.Subscription, plans []v1alpha1.InstallPlan, csvNames []string) *v1alpha1.InstallPlan {
+	want := slices.Sorted(slices.Values(csvNames))
+	for i := range plans {
+		ip := &plans[i]
+		if ip.Status.Phase == v1alpha1.InstallPlanPhaseComplete || ip.Status.Phase == v1alpha1.InstallPlanPhaseFailed || !ip.DeletionTimestamp.IsZero() {
+			continue
+		}
+		owned := slices.ContainsFunc(ip.OwnerReferences, func(o metav1.OwnerReference) bool {
+			return o.Kind == v1alpha1.SubscriptionKind && o.UID == sub.UID
+		})
+		if owned && slices.Equal(slices.Sorted(slices.Values(ip.Spec.ClusterServiceVersionNames)), want) {
+			return ip
+		}
+	}
+	return nil
+}

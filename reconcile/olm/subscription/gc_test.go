@@ -5,6 +5,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/reconcile/olm/subscription"
@@ -44,5 +45,28 @@ func TestPlansToDelete(t *testing.T) {
 				t.Errorf("%v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestReusablePlan(t *testing.T) {
+	s := sub("s", "a")
+	s.UID = "uid-s"
+	plan := func(name string, phase v1alpha1.InstallPlanPhase, owner string, csvs ...string) v1alpha1.InstallPlan {
+		ip := v1alpha1.InstallPlan{}
+		ip.Name, ip.Status.Phase, ip.Spec.ClusterServiceVersionNames = name, phase, csvs
+		ip.OwnerReferences = []metav1.OwnerReference{{Kind: v1alpha1.SubscriptionKind, Name: "s", UID: types.UID(owner)}}
+		return ip
+	}
+	plans := []v1alpha1.InstallPlan{
+		plan("done", v1alpha1.InstallPlanPhaseComplete, "uid-s", "a.v1.2.0", "b.v1.0.0"),
+		plan("other-sub", v1alpha1.InstallPlanPhaseInstalling, "uid-x", "a.v1.2.0", "b.v1.0.0"),
+		plan("other-csvs", v1alpha1.InstallPlanPhaseInstalling, "uid-s", "a.v1.2.0"),
+		plan("mine", v1alpha1.InstallPlanPhaseRequiresApproval, "uid-s", "b.v1.0.0", "a.v1.2.0"),
+	}
+	if ip := subscription.ReusablePlan(s, plans, []string{"a.v1.2.0", "b.v1.0.0"}); ip == nil || ip.Name != "mine" {
+		t.Errorf("reused %v, want mine", ip)
+	}
+	if ip := subscription.ReusablePlan(s, plans[:3], []string{"a.v1.2.0", "b.v1.0.0"}); ip != nil {
+		t.Errorf("reused %s: complete, another Subscription's, or other CSVs", ip.Name)
 	}
 }

@@ -352,6 +352,18 @@ func (r *Reconciler) createPlans(ctx context.Context, p *pass) error {
 			PlanCreated(s, nil, res.Resolution.Next, p.now)
 			continue
 		}
+		if ip := ReusablePlan(s, p.plans, plan.CSVNames); ip != nil {
+			if len(ip.Status.Plan) == 0 && len(ip.Status.BundleLookups) == 0 {
+				// Created, but stopped before its steps were written: write them now (the
+				// InstallPlan controller leaves a Subscription's plan to this controller).
+				ip.Status = installplan.New(p.namespace, ip.Spec.Generation, plan, nil).Status
+				if err := r.Client.Status().Update(ctx, ip); err != nil {
+					return fmt.Errorf("write the steps of installplan %s: %w", ip.Name, err)
+				}
+			}
+			PlanCreated(s, ip, res.Resolution.Next, p.now)
+			continue
+		}
 		generation++
 		ip := installplan.New(p.namespace, generation, plan, []*v1alpha1.Subscription{s})
 		a := DecideApproval(s, res)
