@@ -53,15 +53,6 @@ type Reconciler struct {
 	Registry *Registry
 	Recorder events.EventRecorder
 	Options  Options
-	// now is the clock; tests may set it.
-	now func() time.Time
-}
-
-func (r *Reconciler) clock() time.Time {
-	if r.now != nil {
-		return r.now()
-	}
-	return time.Now()
 }
 
 func (r *Reconciler) retryInterval() time.Duration {
@@ -155,7 +146,7 @@ func (r *Reconciler) loadConfigMap(ctx context.Context, obj *v1alpha1.CatalogSou
 		content := prev.Content
 		loadedAt := prev.LoadedAt
 		if prev.Content == nil || prev.Revision != revision {
-			content, loadedAt = catalog.LoadConfigMap(cm), r.clock()
+			content, loadedAt = catalog.LoadConfigMap(cm), time.Now()
 		}
 		r.Registry.Set(key, Entry{Content: content, Priority: obj.Spec.Priority, Revision: revision, LoadedAt: loadedAt})
 	}
@@ -178,7 +169,7 @@ func (r *Reconciler) loadImage(ctx context.Context, obj *v1alpha1.CatalogSource,
 	key := client.ObjectKeyFromObject(obj)
 	prev, _ := r.Registry.Get(key)
 	interval, polled, intervalErr := obj.PollInterval()
-	now := r.clock()
+	now := time.Now()
 	sameImage := prev.Content != nil && prev.Content.Source.Ref == obj.Spec.Image
 	if sameImage && prev.Err == nil && prev.Priority == obj.Spec.Priority {
 		if !polled {

@@ -33,7 +33,7 @@ func (r *Reconciler) serverVersion(ctx context.Context) string {
 	c := &r.versions
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := r.clock()
+	now := time.Now()
 	if c.version != "" && now.Sub(c.read) < serverVersionTTL {
 		return c.version
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -24,7 +25,7 @@ import (
 // judged (Installing, Succeeded, Failed).
 func (r *Reconciler) facts(ctx context.Context, obj *v1alpha1.ClusterServiceVersion, s *state) (phase.Facts, error) {
 	f := phase.Facts{
-		Now:               r.clock(),
+		Now:               time.Now(),
 		Groups:            s.evaluation,
 		Strategy:          s.strategy,
 		Replaces:          s.replacement.Replaces,

@@ -54,16 +54,7 @@ type Reconciler struct {
 	// Recorder records the Events of phase changes.
 	Recorder events.EventRecorder
 	Options  Options
-	// now is the clock; tests may set it.
-	now      func() time.Time
 	versions versionCache
-}
-
-func (r *Reconciler) clock() time.Time {
-	if r.now != nil {
-		return r.now()
-	}
-	return time.Now()
 }
 
 func (r *Reconciler) applier() *install.Applier {
@@ -176,7 +167,7 @@ func (e *terminalError) Unwrap() error { return e.err }
 // setPhase writes a transition into the CSV's status and records an Event for it: Warning for
 // Failed, Normal otherwise, with the CSV's reason as the Event's reason (as OLM does).
 func (r *Reconciler) setPhase(obj *v1alpha1.ClusterServiceVersion, t groups.Transition) {
-	if !phase.SetPhase(obj, t, metav1.NewTime(r.clock())) {
+	if !phase.SetPhase(obj, t, metav1.NewTime(time.Now())) {
 		return
 	}
 	eventType := corev1.EventTypeNormal

@@ -46,14 +46,6 @@ type Reconciler struct {
 	Catalogs *catalogsource.Registry
 	Recorder events.EventRecorder
 	Options  Options
-	now      func() time.Time
-}
-
-func (r *Reconciler) clock() time.Time {
-	if r.now != nil {
-		return r.now()
-	}
-	return time.Now()
 }
 
 func (r *Reconciler) retry() time.Duration {
@@ -97,14 +89,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 		waiting, err := r.plan(obj)
 		if err != nil {
 			obj.Status.Message = err.Error()
-			setCondition(obj, v1alpha1.InstallPlanResolved, corev1.ConditionFalse, v1alpha1.InstallPlanReasonPlanUnknown, err.Error(), r.clock())
+			setCondition(obj, v1alpha1.InstallPlanResolved, corev1.ConditionFalse, v1alpha1.InstallPlanReasonPlanUnknown, err.Error(), time.Now())
 			return reconcile.Result{}, reconcile.TerminalError(err)
 		}
 		if waiting != "" {
-			setCondition(obj, v1alpha1.InstallPlanResolved, corev1.ConditionFalse, v1alpha1.InstallPlanReasonPlanUnknown, waiting, r.clock())
+			setCondition(obj, v1alpha1.InstallPlanResolved, corev1.ConditionFalse, v1alpha1.InstallPlanReasonPlanUnknown, waiting, time.Now())
 			return reconcile.Result{RequeueAfter: r.retry()}, nil
 		}
-		setCondition(obj, v1alpha1.InstallPlanResolved, corev1.ConditionTrue, "", "", r.clock())
+		setCondition(obj, v1alpha1.InstallPlanResolved, corev1.ConditionTrue, "", "", time.Now())
 		next, action = Next(obj)
 		obj.Status.Phase = next
 	}
@@ -112,7 +104,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 		return reconcile.Result{}, nil
 	}
 	if obj.Status.StartTime == nil {
-		obj.Status.StartTime = &metav1.Time{Time: r.clock().Truncate(time.Second)}
+		obj.Status.StartTime = &metav1.Time{Time: time.Now().Truncate(time.Second)}
 	}
 	return r.install(ctx, obj, patcher)
 }
@@ -164,7 +156,7 @@ func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, pat
 		// report a plan Complete that installed only part of what it holds.
 		err := fmt.Errorf("%d bundle lookups (%s, ...): unpacking bundle images is not supported", n, obj.Status.BundleLookups[0].Identifier)
 		obj.Status.Message = err.Error()
-		setCondition(obj, v1alpha1.InstallPlanInstalled, corev1.ConditionFalse, v1alpha1.InstallPlanReasonComponentFailed, err.Error(), r.clock())
+		setCondition(obj, v1alpha1.InstallPlanInstalled, corev1.ConditionFalse, v1alpha1.InstallPlanReasonComponentFailed, err.Error(), time.Now())
 		return reconcile.Result{}, reconcile.TerminalError(err)
 	}
 	e := &executor{client: r.Client, reader: r.APIReader, mapper: r.Mapper, namespace: obj.Namespace, plan: obj.Name}
@@ -180,7 +172,7 @@ func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, pat
 		case errors.As(err, &failed):
 			obj.Status.Phase = v1alpha1.InstallPlanPhaseFailed
 			obj.Status.Message = failed.Error()
-			setCondition(obj, v1alpha1.InstallPlanInstalled, corev1.ConditionFalse, v1alpha1.InstallPlanReasonComponentFailed, failed.Error(), r.clock())
+			setCondition(obj, v1alpha1.InstallPlanInstalled, corev1.ConditionFalse, v1alpha1.InstallPlanReasonComponentFailed, failed.Error(), time.Now())
 			return reconcile.Result{}, nil
 		case status == v1alpha1.StepStatusWaitingForAPI:
 			log.FromContext(ctx).Info("waiting for an API", "step", s.Resource.Name, "error", err.Error())
@@ -203,7 +195,7 @@ func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, pat
 	if Done(obj.Status.Plan) {
 		obj.Status.Phase = v1alpha1.InstallPlanPhaseComplete
 		obj.Status.Message = ""
-		setCondition(obj, v1alpha1.InstallPlanInstalled, corev1.ConditionTrue, "", "", r.clock())
+		setCondition(obj, v1alpha1.InstallPlanInstalled, corev1.ConditionTrue, "", "", time.Now())
 	}
 	return reconcile.Result{}, nil
 }

@@ -55,14 +55,6 @@ type Reconciler struct {
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Options   Options
-	now       func() time.Time
-}
-
-func (r *Reconciler) clock() metav1.Time {
-	if r.now != nil {
-		return metav1.NewTime(r.now())
-	}
-	return metav1.Now()
 }
 
 // step is one named step of a sync; done ends the sync after it.
@@ -170,7 +162,7 @@ func (r *Reconciler) updateTargets(ctx context.Context, og *operatorsv1.Operator
 	slices.Sort(current)
 	if !slices.Equal(current, targets) {
 		og.Status.Namespaces = targets
-		now := r.clock()
+		now := metav1.Now()
 		og.Status.LastUpdated = &now
 	}
 	return false, nil
@@ -315,7 +307,7 @@ func (r *Reconciler) pruneProvidedAPIs(ctx context.Context, og *operatorsv1.Oper
 func (r *Reconciler) setCondition(og *operatorsv1.OperatorGroup, conditionType, reason, message string) bool {
 	return apimeta.SetStatusCondition(&og.Status.Conditions, metav1.Condition{
 		Type: conditionType, Status: metav1.ConditionTrue, Reason: reason, Message: message,
-		ObservedGeneration: og.Generation, LastTransitionTime: r.clock(),
+		ObservedGeneration: og.Generation, LastTransitionTime: metav1.Now(),
 	})
 }
 

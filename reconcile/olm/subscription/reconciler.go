@@ -59,20 +59,11 @@ type Reconciler struct {
 	Catalogs  Catalogs
 	Recorder  events.EventRecorder
 	Options   Options
-	// now is the clock; tests may set it.
-	now func() time.Time
 
 	// seen are the Subscriptions of each namespace at its last pass, to forget the metric
 	// series of deleted ones.
 	seenMu sync.Mutex
 	seen   map[string][]string
-}
-
-func (r *Reconciler) clock() metav1.Time {
-	if r.now != nil {
-		return metav1.NewTime(r.now())
-	}
-	return metav1.Now()
 }
 
 // pass is what the steps of one namespace's reconcile hand on to each other.
@@ -102,7 +93,7 @@ type step struct {
 
 // Reconcile takes one namespace's Subscriptions a step further.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	p := &pass{namespace: req.Namespace, now: r.clock()}
+	p := &pass{namespace: req.Namespace, now: metav1.Now()}
 	steps := []step{
 		{"read", r.read},
 		{"catalog health", r.catalogHealth},
