@@ -133,7 +133,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // countSubscriptions sets subscription_count from the cache.
 func (r *Reconciler) countSubscriptions(ctx context.Context) {
 	var subs v1alpha1.SubscriptionList
-	if err := r.Client.List(ctx, &subs); err != nil {
+	if err := r.Client.List(ctx, &subs, client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).Error(err, "count subscriptions")
 		return
 	}

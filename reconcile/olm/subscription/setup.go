@@ -47,7 +47,7 @@ func (r *Reconciler) namespacesSeeing(ctx context.Context, obj client.Object) []
 		return namespaceOf(ctx, obj)
 	}
 	var subs v1alpha1.SubscriptionList
-	if err := r.Client.List(ctx, &subs); err != nil {
+	if err := r.Client.List(ctx, &subs, client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).Error(err, "list subscriptions for a global catalog change")
 		return nil
 	}
