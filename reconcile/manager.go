@@ -8,8 +8,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,19 +16,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/olmsync/olmsync/api/crds"
-	"github.com/olmsync/olmsync/api/operators"
+	"github.com/olmsync/olmsync/internal/kube"
 	"github.com/olmsync/olmsync/reconcile/olm"
 )
-
-// Scheme returns the scheme of every kind the controllers read and write: the built-in
-// kinds, CRDs, and OLM's operators.coreos.com.
-func Scheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(apiextensionsv1.AddToScheme(s))
-	utilruntime.Must(operators.AddToScheme(s))
-	return s
-}
 
 // FieldManager is the field manager of everything olmsync applies itself.
 const FieldManager = "olmsync"
@@ -91,7 +79,7 @@ type Manager struct {
 // --olm=auto gets a manager without the OLM controllers and an error-free Manager whose
 // OLMFound says why; the caller logs it.
 func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) {
-	sch := Scheme()
+	sch := kube.Scheme()
 	reader, err := client.New(cfg, client.Options{Scheme: sch})
 	if err != nil {
 		return nil, fmt.Errorf("connect to the API server: %w", err)

@@ -12,17 +12,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/olmsync/olmsync/api/operators"
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/internal/kube"
 )
 
 // Kubeconfig names a live cluster whose state the preview reads: a kubeconfig file and a
@@ -49,10 +46,7 @@ func (k Kubeconfig) String() string {
 
 // RESTConfig loads the kubeconfig's context, made read-only (ReadOnly).
 func (k Kubeconfig) RESTConfig() (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = k.Path
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: k.Context})
-	cfg, err := cc.ClientConfig()
+	cfg, err := kube.Config(k.Path, k.Context)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", k, err)
 	}
@@ -128,7 +122,7 @@ func ReadCluster(ctx context.Context, cfg *rest.Config) (*ClusterState, error) {
 		return nil, fmt.Errorf("get the server version: %w", err)
 	}
 	st.KubeVersion = strings.TrimPrefix(version.GitVersion, "v")
-	c, err := client.New(cfg, client.Options{Scheme: liveScheme()})
+	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
 	if err != nil {
 		return nil, err
 	}
@@ -136,14 +130,6 @@ func ReadCluster(ctx context.Context, cfg *rest.Config) (*ClusterState, error) {
 		return nil, err
 	}
 	return st, nil
-}
-
-// liveScheme knows the kinds ReadCluster lists: Namespaces and OLM's.
-func liveScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(corev1.AddToScheme(s))
-	utilruntime.Must(operators.AddToScheme(s))
-	return s
 }
 
 // list reads each kind, page by page.

@@ -6,11 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/olmsync/olmsync/internal/kube"
 	"github.com/olmsync/olmsync/reconcile"
 	"github.com/olmsync/olmsync/reconcile/olm"
 	"github.com/olmsync/olmsync/reconcile/olm/catalog"
@@ -71,7 +71,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	}
 	ctx := cmd.Context()
 	if o.installCRDs {
-		c, err := client.New(cfg, client.Options{Scheme: reconcile.Scheme()})
+		c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
 		if err != nil {
 			return err
 		}
@@ -118,11 +118,7 @@ func inCluster() bool {
 // restConfig reads --kubeconfig/--context the way kubectl does, falling back to the
 // in-cluster config.
 func (o *runOptions) restConfig() (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if o.kubeconfig != "" {
-		rules.ExplicitPath = o.kubeconfig
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.context}).ClientConfig()
+	cfg, err := kube.Config(o.kubeconfig, o.context)
 	if err != nil {
 		return nil, fmt.Errorf("read kubeconfig: %w", err)
 	}

@@ -25,22 +25,18 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/discovery"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/olmsync/olmsync/api/crds"
-	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
-	"github.com/olmsync/olmsync/api/operators"
+	"github.com/olmsync/olmsync/internal/kube"
 )
 
 // Env is a running control plane with olmsync's CRDs installed.
@@ -65,16 +61,6 @@ var (
 
 // ErrNoAssets says the kube-apiserver and etcd binaries were not found.
 var ErrNoAssets = errors.New("envtest binaries (kube-apiserver, etcd) not found: run `make envtest` or set KUBEBUILDER_ASSETS")
-
-// Scheme returns a scheme with the built-in kinds, apiextensions and every olmsync API.
-func Scheme() *kruntime.Scheme {
-	s := kruntime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(apiextensionsv1.AddToScheme(s))
-	utilruntime.Must(operators.AddToScheme(s))
-	utilruntime.Must(olmsyncv1alpha1.AddToScheme(s))
-	return s
-}
 
 // AssetsDir returns the folder holding kube-apiserver and etcd.
 func AssetsDir() (string, error) {
@@ -136,7 +122,7 @@ func start(withCRDs bool) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := Scheme()
+	s := kube.Scheme()
 	env := &envtest.Environment{BinaryAssetsDirectory: dir, Scheme: s}
 	if withCRDs {
 		all, err := crds.All()
