@@ -2,11 +2,10 @@ package check
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/olmsync/olmsync/internal/gittest"
 	"github.com/olmsync/olmsync/sources"
 )
 
@@ -26,17 +25,14 @@ func writeRepo(t testing.TB, fs files) *sources.Tree {
 	return tree
 }
 
+// writeFiles writes files into root, each without its leading newlines.
 func writeFiles(t testing.TB, root string, fs files) {
 	t.Helper()
+	trimmed := make(files, len(fs))
 	for p, content := range fs {
-		full := filepath.Join(root, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(strings.TrimLeft(content, "\n")), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		trimmed[p] = strings.TrimLeft(content, "\n")
 	}
+	gittest.Write(t, root, trimmed)
 }
 
 func run(t testing.TB, tree *sources.Tree, opts Options) *Result {

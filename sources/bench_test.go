@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"strings"
 	"testing"
+
+	"github.com/olmsync/olmsync/internal/gittest"
 )
 
 const (
@@ -35,7 +37,7 @@ func benchRepo(b *testing.B) string {
 func packedBenchRepo(b *testing.B) string {
 	b.Helper()
 	repo := benchRepo(b)
-	runGit(b, repo, "gc", "-q")
+	gittest.Git(b, repo, "gc", "-q")
 	return repo
 }
 

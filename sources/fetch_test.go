@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/olmsync/olmsync/internal/gittest"
 )
 
 const (
@@ -28,17 +30,17 @@ const (
 func releases(t *testing.T) (*upstream, map[string]string) {
 	t.Helper()
 	u := newUpstream(t, map[string]string{"app/version.yaml": "v1.0.0\n"})
-	hashes := map[string]string{"v1.0.0": runGit(t, u.work, "rev-parse", "HEAD")}
-	runGit(t, u.work, "tag", "v1.0.0")
+	hashes := map[string]string{"v1.0.0": gittest.Git(t, u.work, "rev-parse", "HEAD")}
+	gittest.Git(t, u.work, "tag", "v1.0.0")
 	for _, v := range []string{"v1.1.0", "v1.2.0-rc.1", "v2.0.0"} {
 		hashes[v] = commitFiles(t, u.work, map[string]string{"app/version.yaml": v + "\n"}, v)
 		if v == "v1.1.0" {
-			runGit(t, u.work, "tag", "-a", "-m", "release "+v, v)
+			gittest.Git(t, u.work, "tag", "-a", "-m", "release "+v, v)
 		} else {
-			runGit(t, u.work, "tag", v)
+			gittest.Git(t, u.work, "tag", v)
 		}
 	}
-	runGit(t, u.work, "tag", "latest")
+	gittest.Git(t, u.work, "tag", "latest")
 	hashes["tip"] = commitFiles(t, u.work, map[string]string{"app/version.yaml": "tip\n"}, "tip")
 	u.pushRefs(t)
 	return u, hashes
@@ -46,7 +48,7 @@ func releases(t *testing.T) (*upstream, map[string]string) {
 
 func TestFetchRefKinds(t *testing.T) {
 	u, h := releases(t)
-	runGit(t, u.work, "push", "-q", "origin", h["v1.0.0"]+":refs/heads/maintenance")
+	gittest.Git(t, u.work, "push", "-q", "origin", h["v1.0.0"]+":refs/heads/maintenance")
 	tests := []struct {
 		name         string
 		ref          Ref
@@ -145,7 +147,7 @@ func TestFetchIncrementalOverHTTP(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(repoDir, "shallow")); err != nil {
 		t.Errorf("first fetch is not shallow: %v", err)
 	}
-	parent := runGit(t, u.work, "rev-parse", "HEAD~1")
+	parent := gittest.Git(t, u.work, "rev-parse", "HEAD~1")
 	if hasObject(t, repoDir, parent) {
 		t.Error("the shallow cache holds the parent commit")
 	}
@@ -444,7 +446,7 @@ func TestFetchOverSSH(t *testing.T) {
 
 func TestFetchConcurrentlyIntoOneCache(t *testing.T) {
 	u := newUpstream(t, map[string]string{"a.yaml": "a\n"})
-	want := runGit(t, u.work, "rev-parse", "HEAD")
+	want := gittest.Git(t, u.work, "rev-parse", "HEAD")
 	cache := t.TempDir()
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
@@ -504,7 +506,7 @@ func TestFetchRecoversFromBrokenCache(t *testing.T) {
 					t.Fatal(err)
 				}
 				breakCache(t, onlyCacheRepo(t, cache))
-				want := runGit(t, u.work, "rev-parse", "HEAD")
+				want := gittest.Git(t, u.work, "rev-parse", "HEAD")
 				if pushed {
 					want = u.push(t, map[string]string{"a.yaml": "b-" + want + "\n"}, "b")
 				}
@@ -600,7 +602,7 @@ func packFiles(t *testing.T, repoDir string) []string {
 func hasObject(t *testing.T, repoDir, hash string) bool {
 	t.Helper()
 	cmd := exec.Command("git", "--git-dir", repoDir, "cat-file", "-e", hash)
-	cmd.Env = gitEnv()
+	cmd.Env = gittest.Env()
 	return cmd.Run() == nil
 }
 

@@ -14,6 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/olmsync/olmsync/internal/gittest"
 )
 
 // history makes a repository with three commits on main, a lightweight tag
@@ -22,12 +24,12 @@ import (
 func history(t *testing.T) (string, []string) {
 	t.Helper()
 	repo := newRepo(t, map[string]string{"app/config.yaml": "version: 1\n", "docs/readme.md": "one\n"})
-	c1 := runGit(t, repo, "rev-parse", "HEAD")
-	runGit(t, repo, "tag", "v1.0.0")
+	c1 := gittest.Git(t, repo, "rev-parse", "HEAD")
+	gittest.Git(t, repo, "tag", "v1.0.0")
 	c2 := commitFiles(t, repo, map[string]string{"app/config.yaml": "version: 2\n"}, "second")
-	runGit(t, repo, "tag", "-a", "-m", "release 2", "v2.0.0")
+	gittest.Git(t, repo, "tag", "-a", "-m", "release 2", "v2.0.0")
 	c3 := commitFiles(t, repo, map[string]string{"app/config.yaml": "version: 3\n"}, "third")
-	runGit(t, repo, "branch", "side", c1)
+	gittest.Git(t, repo, "branch", "side", c1)
 	return repo, []string{c1, c2, c3}
 }
 
@@ -117,7 +119,7 @@ func TestOpenRevisionOfSubdirectory(t *testing.T) {
 func TestOpenRevisionOfBareRepository(t *testing.T) {
 	repo, c := history(t)
 	bare := filepath.Join(t.TempDir(), "bare.git")
-	runGit(t, filepath.Dir(bare), "clone", "-q", "--bare", repo, bare)
+	gittest.Git(t, filepath.Dir(bare), "clone", "-q", "--bare", repo, bare)
 	tree, err := OpenRevision(bare, "v2.0.0", Limits{})
 	if err != nil {
 		t.Fatal(err)
@@ -229,11 +231,11 @@ func hostileCommit(t *testing.T, dir, name string) {
 
 func TestOpenWorkTree(t *testing.T) {
 	repo, c := history(t)
-	runGit(t, repo, "checkout", "-q", "main")
+	gittest.Git(t, repo, "checkout", "-q", "main")
 	writeFiles(t, repo, map[string]string{".gitignore": "*.tmp\n"})
-	runGit(t, repo, "add", ".gitignore")
-	runGit(t, repo, "commit", "-q", "-m", "ignore")
-	head := runGit(t, repo, "rev-parse", "HEAD")
+	gittest.Git(t, repo, "add", ".gitignore")
+	gittest.Git(t, repo, "commit", "-q", "-m", "ignore")
+	head := gittest.Git(t, repo, "rev-parse", "HEAD")
 
 	tests := []struct {
 		name      string
@@ -250,8 +252,8 @@ func TestOpenWorkTree(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			runGit(t, repo, "reset", "-q", "--hard", head)
-			runGit(t, repo, "clean", "-q", "-fdx")
+			gittest.Git(t, repo, "reset", "-q", "--hard", head)
+			gittest.Git(t, repo, "clean", "-q", "-fdx")
 			writeFiles(t, repo, tc.change)
 			tree, err := OpenWorkTree(filepath.Join(repo, tc.dir), Limits{})
 			if err != nil {
@@ -324,11 +326,11 @@ func TestOversizeFileIsNotLoaded(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(repo, "huge.bin"), make([]byte, size), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	runGit(t, repo, "add", "huge.bin")
-	runGit(t, repo, "commit", "-q", "-m", "huge")
+	gittest.Git(t, repo, "add", "huge.bin")
+	gittest.Git(t, repo, "commit", "-q", "-m", "huge")
 	for _, layout := range []string{"loose", "packed"} {
 		if layout == "packed" {
-			runGit(t, repo, "gc", "-q")
+			gittest.Git(t, repo, "gc", "-q")
 		}
 		var before, after runtime.MemStats
 		runtime.GC()

@@ -23,6 +23,8 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/olmsync/olmsync/internal/gittest"
 )
 
 // upstream is a bare repository a test serves, and a working clone that
@@ -37,8 +39,8 @@ func newUpstream(t *testing.T, files map[string]string) *upstream {
 	t.Helper()
 	u := &upstream{work: newRepo(t, files), root: t.TempDir()}
 	u.bare = filepath.Join(u.root, "project.git")
-	runGit(t, u.root, "clone", "-q", "--bare", u.work, u.bare)
-	runGit(t, u.work, "remote", "add", "origin", u.bare)
+	gittest.Git(t, u.root, "clone", "-q", "--bare", u.work, u.bare)
+	gittest.Git(t, u.work, "remote", "add", "origin", u.bare)
 	return u
 }
 
@@ -52,8 +54,8 @@ func (u *upstream) push(t *testing.T, files map[string]string, msg string) strin
 
 func (u *upstream) pushRefs(t *testing.T) {
 	t.Helper()
-	runGit(t, u.work, "push", "-q", "--force", "origin", "main")
-	runGit(t, u.work, "push", "-q", "--force", "--tags", "origin")
+	gittest.Git(t, u.work, "push", "-q", "--force", "origin", "main")
+	gittest.Git(t, u.work, "push", "-q", "--force", "--tags", "origin")
 }
 
 func (u *upstream) fileURL() string { return "file://" + u.bare }
@@ -234,7 +236,7 @@ func (s *sshGitServer) serveSession(ch ssh.Channel, reqs <-chan *ssh.Request, ro
 		_ = req.Reply(true, nil)
 		path := filepath.Join(root, filepath.Clean("/"+strings.Trim(arg, `'"`)))
 		cmd := exec.Command("git-upload-pack", path)
-		cmd.Env = gitEnv()
+		cmd.Env = gittest.Env()
 		cmd.Stdout, cmd.Stderr = ch, ch.Stderr()
 		// A pipe rather than Stdin = ch: Wait would otherwise wait for the
 		// client to close its side before the exit status could be sent.

@@ -3,7 +3,6 @@ package preview
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/olmsync/olmsync/check"
+	"github.com/olmsync/olmsync/internal/gittest"
 	"github.com/olmsync/olmsync/report"
 	"github.com/olmsync/olmsync/sources"
 )
@@ -27,25 +27,12 @@ type files = map[string]string
 func writeTree(t testing.TB, fs files) *sources.Tree {
 	t.Helper()
 	root := t.TempDir()
-	writeFiles(t, root, fs)
+	gittest.Write(t, root, fs)
 	tree, err := sources.OpenWorkTree(root, sources.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return tree
-}
-
-func writeFiles(t testing.TB, root string, fs files) {
-	t.Helper()
-	for p, content := range fs {
-		full := filepath.Join(root, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // docs joins YAML documents with "---" lines.

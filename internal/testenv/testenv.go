@@ -157,16 +157,6 @@ func (e *Env) ServerVersion() (string, error) {
 	return v.GitVersion, nil
 }
 
-// KubeConfig returns a kubeconfig for the control plane, as a user in system:masters, for
-// tests of commands that take --kubeconfig.
-func (e *Env) KubeConfig() ([]byte, error) {
-	u, err := e.env.AddUser(envtest.User{Name: "olmsync-test", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		return nil, err
-	}
-	return u.KubeConfig()
-}
-
 // UserKubeconfig writes a kubeconfig file for a user of the control plane (envtest.User:
 // a name and groups; its rights are what RBAC grants them, system:masters all) and
 // returns its path. Its one context, "envtest", is the current one.

@@ -8,9 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -73,24 +71,16 @@ func envCatalog(t *testing.T, global string) catalogOf {
 	return catalogOf{resolve.New([]resolve.Catalog{{Name: "cat", Namespace: global, Content: c}}, resolve.Options{GlobalNamespace: global})}
 }
 
-var nsCounter int
-
 // setup starts a manager running the Subscription controller alone, with a global catalog
 // namespace holding a READY CatalogSource "cat", and returns a client and a fresh namespace
 // for the test's Subscriptions.
 func setup(t *testing.T, withGroup bool) (client.Client, string, string) {
 	t.Helper()
 	env := testenv.Get(t)
-	nsCounter++
-	global := fmt.Sprintf("catalogs-%d", nsCounter)
-	ns := fmt.Sprintf("operators-%d", nsCounter)
+	global := olmtest.NewNamespace(t, env, "catalogs")
+	ns := olmtest.NewNamespace(t, env, "operators")
 	c := env.Client
 	ctx := context.Background()
-	for _, n := range []string{global, ns} {
-		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	cs := &v1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: global, Name: "cat"}, Spec: v1alpha1.CatalogSourceSpec{SourceType: v1alpha1.SourceTypeGrpc, Image: "example.com/cat:latest"}}
 	if err := c.Create(ctx, cs); err != nil {
 		t.Fatal(err)
@@ -151,19 +141,6 @@ func clearNamespace(t *testing.T, c client.Client, ns string) {
 	}
 }
 
-// eventually polls check until it returns nil, and fails the test with its last error
-// after a while.
-func eventually(t *testing.T, what string, check func() error) {
-	t.Helper()
-	var err error
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if err = check(); err == nil {
-			return
-		}
-	}
-	t.Fatalf("%s: %v", what, err)
-}
-
 func getSub(t *testing.T, c client.Client, ns, name string) *v1alpha1.Subscription {
 	t.Helper()
 	s := &v1alpha1.Subscription{}
@@ -195,7 +172,7 @@ func TestSubscriptionCreatesItsOwnInstallPlan(t *testing.T) {
 	if err := c.Create(ctx, newSub(ns, "q", "q", global, func(s *v1alpha1.Subscription) { s.Spec.InstallPlanApproval = v1alpha1.ApprovalManual })); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "both Subscriptions reference a plan", func() error {
+	olmtest.Eventually(t, "both Subscriptions reference a plan", func() error {
 		for _, name := range []string{"p", "q"} {
 			s := getSub(t, c, ns, name)
 			if s.Status.State != v1alpha1.SubscriptionStateUpgradePending || s.Status.InstallPlanRef == nil {
@@ -245,7 +222,7 @@ func TestSubscriptionCreatesItsOwnInstallPlan(t *testing.T) {
 	if err := c.Create(ctx, csv); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "p is at the latest known CSV", func() error {
+	olmtest.Eventually(t, "p is at the latest known CSV", func() error {
 		s := getSub(t, c, ns, "p")
 		if s.Status.State != v1alpha1.SubscriptionStateAtLatest || s.Status.InstalledCSV != "p.v1.2.0" {
 			return fmt.Errorf("state %q installed %q", s.Status.State, s.Status.InstalledCSV)
@@ -265,7 +242,7 @@ func TestPinnedSubscription(t *testing.T) {
 	})); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the pinned CSV is planned", func() error {
+	olmtest.Eventually(t, "the pinned CSV is planned", func() error {
 		plans := plansOf(t, c, ns)
 		if len(plans) != 1 {
 			return fmt.Errorf("%d plans", len(plans))
@@ -286,7 +263,7 @@ func TestNoOperatorGroup(t *testing.T) {
 	if err := c.Create(ctx, newSub(ns, "p", "p", global)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "ResolutionFailed names the missing group", func() error {
+	olmtest.Eventually(t, "ResolutionFailed names the missing group", func() error {
 		s := getSub(t, c, ns, "p")
 		if got, want := cond(s, v1alpha1.SubscriptionResolutionFailed), "True/ErrorPreventedResolution: expected 1 OperatorGroup in the namespace, found 0"; got != want {
 			return fmt.Errorf("%s", got)
@@ -297,7 +274,7 @@ func TestNoOperatorGroup(t *testing.T) {
 		t.Fatalf("%d plans without an OperatorGroup", n)
 	}
 	olmtest.OwnGroup(t, testenv.Get(t), ns)
-	eventually(t, "resolution goes on", func() error {
+	olmtest.Eventually(t, "resolution goes on", func() error {
 		s := getSub(t, c, ns, "p")
 		if cond(s, v1alpha1.SubscriptionResolutionFailed) != "-" || s.Status.InstallPlanRef == nil {
 			return fmt.Errorf("status %+v", s.Status)
@@ -313,7 +290,7 @@ func TestResolutionFailed(t *testing.T) {
 	if err := c.Create(context.Background(), newSub(ns, "nope", "nope", global)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "ResolutionFailed", func() error {
+	olmtest.Eventually(t, "ResolutionFailed", func() error {
 		got := cond(getSub(t, c, ns, "nope"), v1alpha1.SubscriptionResolutionFailed)
 		if !strings.HasPrefix(got, "True/ConstraintsNotSatisfiable: constraints not satisfiable:") || !strings.Contains(got, "no operators found in package nope") {
 			return fmt.Errorf("%s", got)
@@ -334,7 +311,7 @@ func TestDeletedPendingPlanIsRemade(t *testing.T) {
 		t.Fatal(err)
 	}
 	var first string
-	eventually(t, "a plan", func() error {
+	olmtest.Eventually(t, "a plan", func() error {
 		s := getSub(t, c, ns, "q")
 		if s.Status.InstallPlanRef == nil {
 			return fmt.Errorf("no plan yet")
@@ -347,7 +324,7 @@ func TestDeletedPendingPlanIsRemade(t *testing.T) {
 	if err := c.Delete(ctx, ip); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a new plan", func() error {
+	olmtest.Eventually(t, "a new plan", func() error {
 		s := getSub(t, c, ns, "q")
 		if s.Status.InstallPlanRef == nil || s.Status.InstallPlanRef.Name == first {
 			return fmt.Errorf("ref %v", s.Status.InstallPlanRef)
