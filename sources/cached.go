@@ -49,6 +49,10 @@ func OpenCached(ctx context.Context, req FetchRequest, revision string) (*Tree, 
 	}
 	_, hex, _ := strings.Cut(m[2], ":")
 	name, hash := m[1], plumbing.NewHash(hex)
+	subdir, err := CleanPath(req.Path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s from the cache: %w", u.redacted, err)
+	}
 	if req.CacheDir == "" {
 		return nil, fmt.Errorf("read %s from the cache: no cache directory", u.redacted)
 	}
@@ -56,21 +60,22 @@ func OpenCached(ctx context.Context, req FetchRequest, revision string) (*Tree, 
 	// the revision may have come from either.
 	for _, shallow := range []bool{true, false} {
 		dir := filepath.Join(req.CacheDir, cacheName(u, shallow))
-		tree, err := openCachedIn(ctx, dir, u, name, hash, req.Limits)
+		tree, err := openCachedIn(ctx, dir, u, name, hash, subdir, req.Limits)
 		if errors.Is(err, errNotInCache) {
 			continue
 		}
-		if err != nil {
+		var notFound *PathNotFoundError
+		if err != nil && !errors.As(err, &notFound) {
 			return nil, fmt.Errorf("read %s of %s from the cache: %w", revision, u.redacted, err)
 		}
-		return tree, nil
+		return tree, err
 	}
 	return nil, &NotCachedError{URL: u.redacted, Revision: revision}
 }
 
 var errNotInCache = errors.New("not in this cache repository")
 
-func openCachedIn(ctx context.Context, dir string, u *remoteURL, name string, hash plumbing.Hash, lim Limits) (*Tree, error) {
+func openCachedIn(ctx context.Context, dir string, u *remoteURL, name string, hash plumbing.Hash, subdir string, lim Limits) (*Tree, error) {
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil, errNotInCache
 	}
@@ -91,12 +96,5 @@ func openCachedIn(ctx context.Context, dir string, u *remoteURL, name string, ha
 	if err != nil {
 		return nil, err
 	}
-	objects, closeObjects := readStorage(repo, lim.maxFileSize())
-	defer closeObjects()
-	fsys, err := commitTree(objects, commit, "", lim.maxFileSize())
-	if err != nil {
-		return nil, err
-	}
-	state := gitState{name: name, commit: commit.Hash.String()}
-	return &Tree{FS: fsys, Root: fsys.root, Revision: state.revision(), Commit: state.commit, Source: u.redacted}, nil
+	return readFetched(repo, u, name, commit, subdir, lim)
 }

@@ -64,6 +64,18 @@ func (e *UnknownRefError) Error() string {
 	return msg
 }
 
+// PathNotFoundError means a fetched revision has no folder at the path asked
+// for (FetchRequest.Path): the fetch worked, the repository's layout does not.
+type PathNotFoundError struct {
+	Source   string // redacted URL
+	Path     string
+	Revision string // the revision fetched, as Tree.Revision names it
+}
+
+func (e *PathNotFoundError) Error() string {
+	return fmt.Sprintf("folder %q not found in %s of %s", e.Path, e.Revision, e.Source)
+}
+
 // NotRepositoryError means the directory is not inside a git repository, or
 // the URL names no repository on the server.
 type NotRepositoryError struct {

@@ -6,9 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	git "github.com/go-git/go-git/v5"
@@ -34,6 +37,12 @@ type FetchRequest struct {
 	Limits   Limits
 	// AllowInsecureHTTP lets credentials go to an http:// URL.
 	AllowInsecureHTTP bool
+	// Path confines the tree to a folder of the repository (slash-separated,
+	// relative to its root; "" or "." is the root): nothing outside it can be
+	// read, olmsync.yaml included. A path leaving the repository fails with a
+	// *PathEscapeError before anything is fetched; a folder the revision does
+	// not hold fails with a *PathNotFoundError once it is fetched.
+	Path string
 }
 
 // remoteName is the only remote of a cache repository.
@@ -67,6 +76,10 @@ func Fetch(ctx context.Context, req FetchRequest) (*Tree, error) {
 		return nil, err
 	}
 	if err := req.Ref.Validate(); err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", u.redacted, err)
+	}
+	subdir, err := CleanPath(req.Path)
+	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", u.redacted, err)
 	}
 	if req.CacheDir == "" {
@@ -107,14 +120,37 @@ func Fetch(ctx context.Context, req FetchRequest) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	objects, closeObjects := readStorage(f.repo, req.Limits.maxFileSize())
-	defer closeObjects()
-	fsys, err := commitTree(objects, commit, "", req.Limits.maxFileSize())
-	if err != nil {
-		return nil, fmt.Errorf("read %s of %s: %w", req.Ref, u.redacted, err)
-	}
+	return readFetched(f.repo, u, name, commit, subdir, req.Limits)
+}
+
+// readFetched reads a commit of a cache repository, or its folder subdir, into a tree.
+func readFetched(repo *git.Repository, u *remoteURL, name string, commit *object.Commit, subdir string, lim Limits) (*Tree, error) {
 	state := gitState{name: name, commit: commit.Hash.String()}
+	objects, closeObjects := readStorage(repo, lim.maxFileSize())
+	defer closeObjects()
+	fsys, err := commitTree(objects, commit, subdir, lim.maxFileSize())
+	if errors.Is(err, fs.ErrNotExist) && subdir != "" {
+		return nil, &PathNotFoundError{Source: u.redacted, Path: subdir, Revision: state.revision()}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s of %s: %w", state.revision(), u.redacted, err)
+	}
 	return &Tree{FS: fsys, Root: fsys.root, Revision: state.revision(), Commit: state.commit, Source: u.redacted}, nil
+}
+
+// CleanPath checks a folder of a repository given as a relative path and returns it clean
+// and slash-separated, "" for the root. A leading "./" or "/" is allowed (both mean the
+// repository root, as in Flux's spec.path); ".." that would leave the root is a
+// *PathEscapeError.
+func CleanPath(p string) (string, error) {
+	if p == "" {
+		return "", nil
+	}
+	clean := path.Clean("/" + filepath.ToSlash(p))
+	if slices.Contains(strings.Split(filepath.ToSlash(p), "/"), "..") {
+		return "", &PathEscapeError{Path: p}
+	}
+	return strings.TrimPrefix(clean, "/"), nil
 }
 
 // cacheName is a cache repository's directory name: readable, unique per
