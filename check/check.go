@@ -22,6 +22,10 @@ type Options struct {
 	// Policies are folders of users' rules given by the caller (`--policy DIR`), evaluated
 	// with the built-in rules and the folders olmsync.yaml lists (policy.rules).
 	Policies []policy.PolicySource
+	// RuleFolders are further folders of users' rules in the repository itself (a Sync's
+	// spec.policy.rules), relative to its root and read from the tree like the folders
+	// olmsync.yaml lists.
+	RuleFolders []string
 	// Stages run after the placement rules, in order (the OLM preview is one).
 	Stages []Stage
 	// Now is the time waiver expiry is judged at; time.Now when nil.

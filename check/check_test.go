@@ -167,12 +167,15 @@ deny contains result if {
 		name         string
 		repoRules    string
 		cliRules     files
+		folderRules  string // a rule folder of the repository the caller names (a Sync's spec.policy.rules)
 		wantIDs      []string
 		wantProblems []string
 	}{
-		{"rules listed in olmsync.yaml", channels, nil, []string{"ACME001"}, nil},
-		{"rules given by the caller", "", files{"acme/channels.rego": channels}, []string{"ACME001"}, nil},
-		{"a rule that does not compile", broken, nil, nil, []string{"policies/acme.rego:4"}},
+		{"rules listed in olmsync.yaml", channels, nil, "", []string{"ACME001"}, nil},
+		{"rules given by the caller", "", files{"acme/channels.rego": channels}, "", []string{"ACME001"}, nil},
+		{"a rule folder of the repository the caller names", "", nil, channels, []string{"ACME001"}, nil},
+		{"a rule that does not compile", broken, nil, "", nil, []string{"policies/acme.rego:4"}},
+		{"a named rule folder that does not compile", "", nil, broken, nil, []string{"more/rules/acme.rego:4"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,6 +187,11 @@ deny contains result if {
 				fs["policies/acme.rego"] = tt.repoRules
 			}
 			var opts Options
+			if tt.folderRules != "" {
+				// Not listed in olmsync.yaml: found only because the caller names the folder.
+				fs["more/rules/acme.rego"] = tt.folderRules
+				opts.RuleFolders = []string{"more/rules"}
+			}
 			if tt.cliRules != nil {
 				dir := t.TempDir()
 				writeFiles(t, dir, tt.cliRules)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 
 	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/render"
@@ -81,12 +82,12 @@ func (ev *evaluation) engine(ctx context.Context, user []policy.PolicySource) (*
 	})
 }
 
-// repositoryPolicies are the rule folders olmsync.yaml lists (policy.rules), read from the
-// tree itself: for a committed revision they are the revision's rules, and no path leaves
-// the repository.
+// repositoryPolicies are the rule folders olmsync.yaml lists (policy.rules) and those the
+// caller names in the repository (Options.RuleFolders), read from the tree itself: for a
+// committed revision they are the revision's rules, and no path leaves the repository.
 func (ev *evaluation) repositoryPolicies() []policy.PolicySource {
 	var out []policy.PolicySource
-	for _, dir := range ev.cfg.Policy.Rules {
+	for _, dir := range append(slices.Clone(ev.cfg.Policy.Rules), ev.opts.RuleFolders...) {
 		dir = path.Clean(dir)
 		out = append(out, policy.PolicySource{Root: dir, FS: treeFS(ev.tree.FS, ev.tree.Abs(dir))})
 	}
