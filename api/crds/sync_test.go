@@ -48,6 +48,7 @@ func TestSyncValidation(t *testing.T) {
 			src(s)["secretRef"] = map[string]any{"name": "git-creds"}
 			src(s)["timeout"] = "30s"
 			s["cluster"] = "alpha"
+			s["path"] = "./clusters/prod"
 			s["apps"] = []any{"team-a", "cluster-scope"}
 			s["policy"] = map[string]any{"mode": "audit", "rules": []any{"policies/acme", "more/rules"}}
 			s["suspend"] = true
@@ -71,6 +72,7 @@ func TestSyncValidation(t *testing.T) {
 		{name: "rules-absolute", wantErr: "spec.policy.rules[0]", edit: func(s map[string]any) {
 			s["policy"] = map[string]any{"rules": []any{"/etc/rules"}}
 		}},
+		{name: "path-escape", wantErr: "the path must stay inside the repository", edit: func(s map[string]any) { s["path"] = "clusters/../../etc" }},
 		{name: "bad-mode", wantErr: "spec.policy.mode", edit: func(s map[string]any) { s["policy"] = map[string]any{"mode": "warn"} }},
 		{name: "bad-interval", wantErr: "spec.interval", edit: func(s map[string]any) { s["interval"] = "ten minutes" }},
 		{name: "no-prune", wantErr: "spec.prune", edit: func(s map[string]any) { delete(s, "prune") }},

@@ -14,6 +14,14 @@ type SyncSpec struct {
 	// Source is the Git repository and the revision of it to follow.
 	Source GitSource `json:"source"`
 
+	// Path is the folder of the repository that holds the apps, relative to its root
+	// ("./clusters/prod"); empty is the root. The Sync reads nothing outside it:
+	// olmsync.yaml, apps and rule folders are the folder's own.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|/)[.][.](/|$)')",message="the path must stay inside the repository"
+	Path string `json:"path,omitempty"`
+
 	// Cluster names the cluster whose apps this Sync deploys, as `olmsync check` names
 	// clusters: olmsync.yaml's cluster of an app, or an Argo CD Application's destination
 	// name (else server). Empty means the apps without a cluster, and Argo CD
