@@ -5,15 +5,17 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/olmsync/olmsync/internal/gittest"
 )
 
 // The reconciler's promise: a server that goes away, or starts refusing the credentials,
 // leaves the last good revision readable from the cache, and the revision after it too.
 func TestOpenCachedKeepsLastGoodRevision(t *testing.T) {
-	u := newUpstream(t, map[string]string{"app/version.yaml": "one\n"})
-	srv := newHTTPGitServer(t, u, false, testUser, testPassword)
+	u := gittest.NewUpstream(t, map[string]string{"app/version.yaml": "one\n"})
+	srv := gittest.Serve(t, u, gittest.ServerOptions{Username: testUser, Password: testPassword})
 	cache := t.TempDir()
-	req := FetchRequest{URL: srv.repoURL(), CacheDir: cache, AllowInsecureHTTP: true,
+	req := FetchRequest{URL: srv.RepoURL(), CacheDir: cache, AllowInsecureHTTP: true,
 		Credentials: &Credentials{Username: testUser, Password: testPassword}}
 
 	first, err := Fetch(context.Background(), req)
@@ -21,7 +23,7 @@ func TestOpenCachedKeepsLastGoodRevision(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A commit pushed while the test runs, fetched incrementally.
-	u.push(t, map[string]string{"app/version.yaml": "two\n"}, "two")
+	u.Push(t, map[string]string{"app/version.yaml": "two\n"}, "two")
 	second, err := Fetch(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -60,9 +62,9 @@ func TestOpenCachedKeepsLastGoodRevision(t *testing.T) {
 
 func TestOpenCachedPinnedCommit(t *testing.T) {
 	u, h := releases(t)
-	srv := newHTTPGitServer(t, u, false, "", "")
+	srv := gittest.Serve(t, u, gittest.ServerOptions{})
 	cache := t.TempDir()
-	req := FetchRequest{URL: srv.repoURL(), Ref: Ref{Commit: h["v1.1.0"]}, CacheDir: cache}
+	req := FetchRequest{URL: srv.RepoURL(), Ref: Ref{Commit: h["v1.1.0"]}, CacheDir: cache}
 	fetched, err := Fetch(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -82,9 +84,9 @@ func TestOpenCachedPinnedCommit(t *testing.T) {
 }
 
 func TestOpenCachedErrors(t *testing.T) {
-	u := newUpstream(t, map[string]string{"a.yaml": "a\n"})
+	u := gittest.NewUpstream(t, map[string]string{"a.yaml": "a\n"})
 	cache := t.TempDir()
-	req := FetchRequest{URL: u.fileURL(), CacheDir: cache}
+	req := FetchRequest{URL: u.FileURL(), CacheDir: cache}
 	if _, err := Fetch(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +97,7 @@ func TestOpenCachedErrors(t *testing.T) {
 		rev string
 	}{
 		"unknown commit": {req, unknown},
-		"empty cache":    {FetchRequest{URL: u.fileURL(), CacheDir: t.TempDir()}, unknown},
+		"empty cache":    {FetchRequest{URL: u.FileURL(), CacheDir: t.TempDir()}, unknown},
 		"other URL":      {FetchRequest{URL: "https://git.example.com/other.git", CacheDir: cache}, unknown},
 	} {
 		_, err := OpenCached(context.Background(), tc.req, tc.rev)
@@ -109,7 +111,7 @@ func TestOpenCachedErrors(t *testing.T) {
 			t.Errorf("OpenCached(%q) = %v, want an error saying the revision is malformed", rev, err)
 		}
 	}
-	if _, err := OpenCached(context.Background(), FetchRequest{URL: u.fileURL()}, unknown); err == nil {
+	if _, err := OpenCached(context.Background(), FetchRequest{URL: u.FileURL()}, unknown); err == nil {
 		t.Error("OpenCached without a cache directory succeeded")
 	}
 }

@@ -27,28 +27,28 @@ const (
 // v1.0.0 (lightweight), v1.1.0 (annotated), v1.2.0-rc.1, v2.0.0, a
 // non-version tag "latest", then one untagged commit. It returns the hash of
 // each, by name, and "tip".
-func releases(t *testing.T) (*upstream, map[string]string) {
+func releases(t *testing.T) (*gittest.Upstream, map[string]string) {
 	t.Helper()
-	u := newUpstream(t, map[string]string{"app/version.yaml": "v1.0.0\n"})
-	hashes := map[string]string{"v1.0.0": gittest.Git(t, u.work, "rev-parse", "HEAD")}
-	gittest.Git(t, u.work, "tag", "v1.0.0")
+	u := gittest.NewUpstream(t, map[string]string{"app/version.yaml": "v1.0.0\n"})
+	hashes := map[string]string{"v1.0.0": gittest.Git(t, u.Work, "rev-parse", "HEAD")}
+	gittest.Git(t, u.Work, "tag", "v1.0.0")
 	for _, v := range []string{"v1.1.0", "v1.2.0-rc.1", "v2.0.0"} {
-		hashes[v] = commitFiles(t, u.work, map[string]string{"app/version.yaml": v + "\n"}, v)
+		hashes[v] = commitFiles(t, u.Work, map[string]string{"app/version.yaml": v + "\n"}, v)
 		if v == "v1.1.0" {
-			gittest.Git(t, u.work, "tag", "-a", "-m", "release "+v, v)
+			gittest.Git(t, u.Work, "tag", "-a", "-m", "release "+v, v)
 		} else {
-			gittest.Git(t, u.work, "tag", v)
+			gittest.Git(t, u.Work, "tag", v)
 		}
 	}
-	gittest.Git(t, u.work, "tag", "latest")
-	hashes["tip"] = commitFiles(t, u.work, map[string]string{"app/version.yaml": "tip\n"}, "tip")
-	u.pushRefs(t)
+	gittest.Git(t, u.Work, "tag", "latest")
+	hashes["tip"] = commitFiles(t, u.Work, map[string]string{"app/version.yaml": "tip\n"}, "tip")
+	u.PushRefs(t)
 	return u, hashes
 }
 
 func TestFetchRefKinds(t *testing.T) {
 	u, h := releases(t)
-	gittest.Git(t, u.work, "push", "-q", "origin", h["v1.0.0"]+":refs/heads/maintenance")
+	gittest.Git(t, u.Work, "push", "-q", "origin", h["v1.0.0"]+":refs/heads/maintenance")
 	tests := []struct {
 		name         string
 		ref          Ref
@@ -68,7 +68,7 @@ func TestFetchRefKinds(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tree, err := Fetch(context.Background(), FetchRequest{URL: u.fileURL(), Ref: tc.ref, CacheDir: t.TempDir()})
+			tree, err := Fetch(context.Background(), FetchRequest{URL: u.FileURL(), Ref: tc.ref, CacheDir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,7 +78,7 @@ func TestFetchRefKinds(t *testing.T) {
 			if got := mustRead(t, tree, "app/version.yaml"); got != tc.wantVersion+"\n" {
 				t.Errorf("app/version.yaml = %q, want %q", got, tc.wantVersion)
 			}
-			if tree.Source != u.fileURL() || tree.Root != "/repo" {
+			if tree.Source != u.FileURL() || tree.Root != "/repo" {
 				t.Errorf("Source %q Root %q", tree.Source, tree.Root)
 			}
 		})
@@ -95,12 +95,12 @@ func TestFetchUnknownRefs(t *testing.T) {
 		{Branch: "main", Commit: strings.Repeat("0123456789", 4)},
 	} {
 		t.Run(ref.String(), func(t *testing.T) {
-			_, err := Fetch(context.Background(), FetchRequest{URL: u.fileURL(), Ref: ref, CacheDir: t.TempDir()})
+			_, err := Fetch(context.Background(), FetchRequest{URL: u.FileURL(), Ref: ref, CacheDir: t.TempDir()})
 			var unknown *UnknownRefError
 			if !errors.As(err, &unknown) {
 				t.Fatalf("Fetch(%s) = %v, want *UnknownRefError", ref, err)
 			}
-			if unknown.Source != u.fileURL() {
+			if unknown.Source != u.FileURL() {
 				t.Errorf("error names %q", unknown.Source)
 			}
 		})
@@ -127,11 +127,11 @@ func TestFetchRejectsBadInput(t *testing.T) {
 // for what it advertises when nothing changed, and brings only the new
 // commit's objects when something did.
 func TestFetchIncrementalOverHTTP(t *testing.T) {
-	u := newUpstream(t, map[string]string{"app/version.yaml": "1\n"})
-	c2 := u.push(t, map[string]string{"app/version.yaml": "2\n"}, "two")
-	srv := newHTTPGitServer(t, u, false, "", "")
+	u := gittest.NewUpstream(t, map[string]string{"app/version.yaml": "1\n"})
+	c2 := u.Push(t, map[string]string{"app/version.yaml": "2\n"}, "two")
+	srv := gittest.Serve(t, u, gittest.ServerOptions{})
 	cache := t.TempDir()
-	req := FetchRequest{URL: srv.repoURL(), Ref: Ref{Branch: "main"}, CacheDir: cache}
+	req := FetchRequest{URL: srv.RepoURL(), Ref: Ref{Branch: "main"}, CacheDir: cache}
 
 	tree, err := Fetch(context.Background(), req)
 	if err != nil {
@@ -140,14 +140,14 @@ func TestFetchIncrementalOverHTTP(t *testing.T) {
 	if tree.Revision != "main@sha1:"+c2 {
 		t.Fatalf("Revision = %s", tree.Revision)
 	}
-	if got := srv.takeRequests(); !containsRequest(got, "POST /project.git/git-upload-pack") {
+	if got := srv.TakeRequests(); !containsRequest(got, "POST /project.git/git-upload-pack") {
 		t.Errorf("first fetch made no upload-pack request: %v", got)
 	}
 	repoDir := onlyCacheRepo(t, cache)
 	if _, err := os.Stat(filepath.Join(repoDir, "shallow")); err != nil {
 		t.Errorf("first fetch is not shallow: %v", err)
 	}
-	parent := gittest.Git(t, u.work, "rev-parse", "HEAD~1")
+	parent := gittest.Git(t, u.Work, "rev-parse", "HEAD~1")
 	if hasObject(t, repoDir, parent) {
 		t.Error("the shallow cache holds the parent commit")
 	}
@@ -158,7 +158,7 @@ func TestFetchIncrementalOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := srv.takeRequests(); containsRequest(got, "POST /project.git/git-upload-pack") {
+	if got := srv.TakeRequests(); containsRequest(got, "POST /project.git/git-upload-pack") {
 		t.Errorf("an up-to-date fetch downloaded again: %v", got)
 	}
 	if again.Revision != tree.Revision {
@@ -166,7 +166,7 @@ func TestFetchIncrementalOverHTTP(t *testing.T) {
 	}
 
 	// A commit pushed while the test runs.
-	c3 := u.push(t, map[string]string{"app/version.yaml": "3\n", "app/new.yaml": "new\n"}, "three")
+	c3 := u.Push(t, map[string]string{"app/version.yaml": "3\n", "app/new.yaml": "new\n"}, "three")
 	tree3, err := Fetch(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -193,9 +193,9 @@ func TestFetchIncrementalOverHTTP(t *testing.T) {
 // cache without the server.
 func TestFetchCommitFromCacheWhenServerIsGone(t *testing.T) {
 	u, h := releases(t)
-	srv := newHTTPGitServer(t, u, false, "", "")
+	srv := gittest.Serve(t, u, gittest.ServerOptions{})
 	cache := t.TempDir()
-	req := FetchRequest{URL: srv.repoURL(), Ref: Ref{Commit: h["v1.0.0"]}, CacheDir: cache}
+	req := FetchRequest{URL: srv.RepoURL(), Ref: Ref{Commit: h["v1.0.0"]}, CacheDir: cache}
 	if _, err := Fetch(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
@@ -213,10 +213,10 @@ func TestFetchCommitFromCacheWhenServerIsGone(t *testing.T) {
 }
 
 func TestFetchServerGone(t *testing.T) {
-	u := newUpstream(t, map[string]string{"a.yaml": "a\n"})
-	srv := newHTTPGitServer(t, u, false, "", "")
+	u := gittest.NewUpstream(t, map[string]string{"a.yaml": "a\n"})
+	srv := gittest.Serve(t, u, gittest.ServerOptions{})
 	cache := t.TempDir()
-	req := FetchRequest{URL: srv.repoURL(), CacheDir: cache}
+	req := FetchRequest{URL: srv.RepoURL(), CacheDir: cache}
 	good, err := Fetch(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +228,7 @@ func TestFetchServerGone(t *testing.T) {
 	if !errors.As(err, &unreachable) {
 		t.Fatalf("Fetch from a closed server = %v, want *UnreachableError", err)
 	}
-	if unreachable.URL != srv.repoURL() || !strings.Contains(err.Error(), srv.repoURL()) || errors.Unwrap(err) == nil {
+	if unreachable.URL != srv.RepoURL() || !strings.Contains(err.Error(), srv.RepoURL()) || errors.Unwrap(err) == nil {
 		t.Errorf("error %q must name the URL and keep its cause", err)
 	}
 	// The last good tree is untouched, and so is the cache.
@@ -283,9 +283,9 @@ func TestFetchHonoursDeadline(t *testing.T) {
 }
 
 func TestFetchNotARepository(t *testing.T) {
-	u := newUpstream(t, map[string]string{"a.yaml": "a\n"})
-	srv := newHTTPGitServer(t, u, false, "", "")
-	for _, url := range []string{srv.URL + "/missing.git", "file://" + filepath.Join(u.root, "missing.git")} {
+	u := gittest.NewUpstream(t, map[string]string{"a.yaml": "a\n"})
+	srv := gittest.Serve(t, u, gittest.ServerOptions{})
+	for _, url := range []string{srv.URL + "/missing.git", "file://" + filepath.Join(u.Root, "missing.git")} {
 		_, err := Fetch(context.Background(), FetchRequest{URL: url, CacheDir: t.TempDir()})
 		var notRepo *NotRepositoryError
 		if !errors.As(err, &notRepo) || notRepo.Source != url {
@@ -295,9 +295,9 @@ func TestFetchNotARepository(t *testing.T) {
 }
 
 func TestFetchBasicAuthOverTLS(t *testing.T) {
-	u := newUpstream(t, map[string]string{"a.yaml": "a\n"})
-	srv := newHTTPGitServer(t, u, true, testUser, testPassword)
-	ca := srv.caBundle()
+	u := gittest.NewUpstream(t, map[string]string{"a.yaml": "a\n"})
+	srv := gittest.Serve(t, u, gittest.ServerOptions{TLS: true, Username: testUser, Password: testPassword})
+	ca := srv.CABundle()
 	tests := []struct {
 		name    string
 		creds   *Credentials
@@ -311,7 +311,7 @@ func TestFetchBasicAuthOverTLS(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cache := t.TempDir()
-			tree, err := Fetch(context.Background(), FetchRequest{URL: srv.repoURL(), Credentials: tc.creds, CacheDir: cache})
+			tree, err := Fetch(context.Background(), FetchRequest{URL: srv.RepoURL(), Credentials: tc.creds, CacheDir: cache})
 			if !tc.wantErr {
 				if err != nil {
 					t.Fatal(err)
@@ -329,7 +329,7 @@ func TestFetchBasicAuthOverTLS(t *testing.T) {
 			if strings.Contains(err.Error(), testPassword) || strings.Contains(fmt.Sprintf("%+v %#v", err, tc.creds), testPassword) {
 				t.Errorf("the error or credentials print the password: %v", err)
 			}
-			if !strings.Contains(err.Error(), srv.repoURL()) {
+			if !strings.Contains(err.Error(), srv.RepoURL()) {
 				t.Errorf("error %q does not name the URL", err)
 			}
 		})
@@ -339,10 +339,10 @@ func TestFetchBasicAuthOverTLS(t *testing.T) {
 // A server whose certificate is not trusted is reachable: the error is a
 // configuration problem, not an outage.
 func TestFetchUntrustedCertificate(t *testing.T) {
-	u := newUpstream(t, map[string]string{"a.yaml": "a\n"})
-	srv := newHTTPGitServer(t, u, true, "", "")
+	u := gittest.NewUpstream(t, map[string]string{"a.yaml": "a\n"})
+	srv := gittest.Serve(t, u, gittest.ServerOptions{TLS: true})
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	_, err := Fetch(context.Background(), FetchRequest{URL: srv.repoURL(), CacheDir: t.TempDir()})
+	_, err := Fetch(context.Background(), FetchRequest{URL: srv.RepoURL(), CacheDir: t.TempDir()})
 	var unreachable *UnreachableError
 	if err == nil || errors.As(err, &unreachable) || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("Fetch from an untrusted server = %v, want a certificate error that is not *UnreachableError", err)
@@ -352,9 +352,9 @@ func TestFetchUntrustedCertificate(t *testing.T) {
 // Credentials in the URL are used, never stored, never shown; and they are
 // not sent over plain http unless allowed.
 func TestFetchCredentialsInURL(t *testing.T) {
-	u := newUpstream(t, map[string]string{"a.yaml": "a\n"})
-	srv := newHTTPGitServer(t, u, false, testUser, testPassword)
-	withCreds := strings.Replace(srv.repoURL(), "http://", "http://"+testUser+":"+testPassword+"@", 1)
+	u := gittest.NewUpstream(t, map[string]string{"a.yaml": "a\n"})
+	srv := gittest.Serve(t, u, gittest.ServerOptions{Username: testUser, Password: testPassword})
+	withCreds := strings.Replace(srv.RepoURL(), "http://", "http://"+testUser+":"+testPassword+"@", 1)
 	cache := t.TempDir()
 
 	_, err := Fetch(context.Background(), FetchRequest{URL: withCreds, CacheDir: cache})
@@ -367,7 +367,7 @@ func TestFetchCredentialsInURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tree.Source != srv.repoURL() {
+	if tree.Source != srv.RepoURL() {
 		t.Errorf("Source = %q, want the URL without credentials", tree.Source)
 	}
 	assertNoSecretOnDisk(t, cache, testPassword)
@@ -400,7 +400,7 @@ func TestFetchOverSSH(t *testing.T) {
 			dir := t.TempDir()
 			writeFiles(t, dir, map[string]string{"id": string(client.pem), "known_hosts": string(srv.knownHosts())})
 			env := map[string]string{EnvSSHKey: filepath.Join(dir, "id"), EnvSSHKnownHosts: filepath.Join(dir, "known_hosts")}
-			c, err := CredentialsFromEnv(srv.repoURL(), func(k string) string { return env[k] })
+			c, err := CredentialsFromEnv(srv.RepoURL(), func(k string) string { return env[k] })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -426,7 +426,7 @@ func TestFetchOverSSH(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			tree, err := Fetch(ctx, FetchRequest{URL: srv.repoURL(), Ref: Ref{Tag: "v1.1.0"}, Credentials: tc.creds(t), CacheDir: t.TempDir()})
+			tree, err := Fetch(ctx, FetchRequest{URL: srv.RepoURL(), Ref: Ref{Tag: "v1.1.0"}, Credentials: tc.creds(t), CacheDir: t.TempDir()})
 			if tc.wantAuth {
 				var authErr *AuthError
 				if !errors.As(err, &authErr) {
@@ -445,8 +445,8 @@ func TestFetchOverSSH(t *testing.T) {
 }
 
 func TestFetchConcurrentlyIntoOneCache(t *testing.T) {
-	u := newUpstream(t, map[string]string{"a.yaml": "a\n"})
-	want := gittest.Git(t, u.work, "rev-parse", "HEAD")
+	u := gittest.NewUpstream(t, map[string]string{"a.yaml": "a\n"})
+	want := gittest.Git(t, u.Work, "rev-parse", "HEAD")
 	cache := t.TempDir()
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
@@ -455,7 +455,7 @@ func TestFetchConcurrentlyIntoOneCache(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tree, err := Fetch(context.Background(), FetchRequest{URL: u.fileURL(), CacheDir: cache})
+			tree, err := Fetch(context.Background(), FetchRequest{URL: u.FileURL(), CacheDir: cache})
 			errs[i] = err
 			if err == nil {
 				revs[i] = tree.Revision
@@ -473,7 +473,7 @@ func TestFetchConcurrentlyIntoOneCache(t *testing.T) {
 }
 
 func TestFetchRecoversFromBrokenCache(t *testing.T) {
-	u := newUpstream(t, map[string]string{"a.yaml": "a\n"})
+	u := gittest.NewUpstream(t, map[string]string{"a.yaml": "a\n"})
 	breakages := map[string]func(t *testing.T, repoDir string){
 		// Objects lost, as an interrupted write or a full disk might leave them.
 		"objects lost": func(t *testing.T, repoDir string) {
@@ -501,14 +501,14 @@ func TestFetchRecoversFromBrokenCache(t *testing.T) {
 		for _, pushed := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s, new commit %v", name, pushed), func(t *testing.T) {
 				cache := t.TempDir()
-				req := FetchRequest{URL: u.fileURL(), CacheDir: cache}
+				req := FetchRequest{URL: u.FileURL(), CacheDir: cache}
 				if _, err := Fetch(context.Background(), req); err != nil {
 					t.Fatal(err)
 				}
 				breakCache(t, onlyCacheRepo(t, cache))
-				want := gittest.Git(t, u.work, "rev-parse", "HEAD")
+				want := gittest.Git(t, u.Work, "rev-parse", "HEAD")
 				if pushed {
-					want = u.push(t, map[string]string{"a.yaml": "b-" + want + "\n"}, "b")
+					want = u.Push(t, map[string]string{"a.yaml": "b-" + want + "\n"}, "b")
 				}
 				tree, err := Fetch(context.Background(), req)
 				if err != nil {
@@ -526,8 +526,8 @@ func TestFetchRecoversFromBrokenCache(t *testing.T) {
 }
 
 func TestFetchedTreeIsConfined(t *testing.T) {
-	u := newUpstream(t, map[string]string{"ok.yaml": "ok\n", "out": "-> ../../etc/passwd", "big": strings.Repeat("z", 100)})
-	tree, err := Fetch(context.Background(), FetchRequest{URL: u.fileURL(), CacheDir: t.TempDir(), Limits: Limits{MaxFileSize: 50}})
+	u := gittest.NewUpstream(t, map[string]string{"ok.yaml": "ok\n", "out": "-> ../../etc/passwd", "big": strings.Repeat("z", 100)})
+	tree, err := Fetch(context.Background(), FetchRequest{URL: u.FileURL(), CacheDir: t.TempDir(), Limits: Limits{MaxFileSize: 50}})
 	if err != nil {
 		t.Fatal(err)
 	}

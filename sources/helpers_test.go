@@ -1,9 +1,6 @@
 package sources
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/olmsync/olmsync/internal/gittest"
@@ -18,33 +15,11 @@ func newRepo(tb testing.TB, files map[string]string) string {
 	return dir
 }
 
-// writeFiles writes files (slash paths relative to dir); a value starting
-// with "-> " makes a symlink to the rest, "" with a trailing "/" in the name
-// makes a directory.
+// writeFiles writes files (slash paths relative to dir): see gittest.Write for links,
+// folders and removals.
 func writeFiles(tb testing.TB, dir string, files map[string]string) {
 	tb.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if strings.HasSuffix(name, "/") {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				tb.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		_ = os.Remove(p)
-		var err error
-		if target, ok := strings.CutPrefix(content, "-> "); ok {
-			err = os.Symlink(target, p)
-		} else {
-			err = os.WriteFile(p, []byte(content), 0o644)
-		}
-		if err != nil {
-			tb.Fatal(err)
-		}
-	}
+	gittest.Write(tb, dir, files)
 }
 
 // commitFiles writes files into the repository at dir, commits them all and

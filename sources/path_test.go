@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/olmsync/olmsync/internal/gittest"
 )
 
 func TestCleanPath(t *testing.T) {
@@ -42,12 +44,12 @@ func TestCleanPath(t *testing.T) {
 // A fetch confined to a folder reads only that folder, from the server and from the cache;
 // a folder the revision lacks is a *PathNotFoundError naming the fetched revision.
 func TestFetchPath(t *testing.T) {
-	u := newUpstream(t, map[string]string{
+	u := gittest.NewUpstream(t, map[string]string{
 		"olmsync.yaml":          "broken: [\n",
 		"clusters/prod/cm.yaml": "kind: ConfigMap\n",
 	})
 	cache := t.TempDir()
-	req := FetchRequest{URL: u.fileURL(), CacheDir: cache, Path: "./clusters/prod"}
+	req := FetchRequest{URL: u.FileURL(), CacheDir: cache, Path: "./clusters/prod"}
 	tree, err := Fetch(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/cgi"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -26,103 +25,6 @@ import (
 
 	"github.com/olmsync/olmsync/internal/gittest"
 )
-
-// upstream is a bare repository a test serves, and a working clone that
-// commits and pushes to it while the test runs.
-type upstream struct {
-	root string // the directory served: holds project.git
-	bare string
-	work string
-}
-
-func newUpstream(t *testing.T, files map[string]string) *upstream {
-	t.Helper()
-	u := &upstream{work: newRepo(t, files), root: t.TempDir()}
-	u.bare = filepath.Join(u.root, "project.git")
-	gittest.Git(t, u.root, "clone", "-q", "--bare", u.work, u.bare)
-	gittest.Git(t, u.work, "remote", "add", "origin", u.bare)
-	return u
-}
-
-// push commits files in the working clone and pushes main and every tag.
-func (u *upstream) push(t *testing.T, files map[string]string, msg string) string {
-	t.Helper()
-	hash := commitFiles(t, u.work, files, msg)
-	u.pushRefs(t)
-	return hash
-}
-
-func (u *upstream) pushRefs(t *testing.T) {
-	t.Helper()
-	gittest.Git(t, u.work, "push", "-q", "--force", "origin", "main")
-	gittest.Git(t, u.work, "push", "-q", "--force", "--tags", "origin")
-}
-
-func (u *upstream) fileURL() string { return "file://" + u.bare }
-
-// httpGitServer serves upstream over git's smart HTTP protocol through the
-// real `git http-backend` (as CGI), optionally behind basic auth, and logs
-// each request as "METHOD path".
-type httpGitServer struct {
-	*httptest.Server
-	mu       sync.Mutex
-	requests []string
-}
-
-func newHTTPGitServer(t *testing.T, u *upstream, useTLS bool, user, password string) *httpGitServer {
-	t.Helper()
-	gitBin, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("git is not installed")
-	}
-	backend := &cgi.Handler{
-		Path: gitBin,
-		Args: []string{"http-backend"},
-		Env: []string{
-			"GIT_PROJECT_ROOT=" + u.root, "GIT_HTTP_EXPORT_ALL=1",
-			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull,
-		},
-		InheritEnv: []string{"PATH"},
-		Stderr:     io.Discard, // "not a git repository" for the tests that ask for one
-	}
-	s := &httpGitServer{}
-	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.requests = append(s.requests, r.Method+" "+r.URL.Path)
-		s.mu.Unlock()
-		if user != "" {
-			if u, p, ok := r.BasicAuth(); !ok || u != user || p != password {
-				w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
-				http.Error(w, "authentication required", http.StatusUnauthorized)
-				return
-			}
-		}
-		backend.ServeHTTP(w, r)
-	})
-	if useTLS {
-		s.Server = httptest.NewTLSServer(handler)
-	} else {
-		s.Server = httptest.NewServer(handler)
-	}
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *httpGitServer) repoURL() string { return s.URL + "/project.git" }
-
-// caBundle is the PEM of the test server's certificate.
-func (s *httpGitServer) caBundle() []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
-}
-
-// takeRequests returns the requests logged since the last call.
-func (s *httpGitServer) takeRequests() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.requests
-	s.requests = nil
-	return r
-}
 
 // sshKey is an ed25519 key pair in the forms the tests need.
 type sshKey struct {
@@ -156,7 +58,7 @@ type sshGitServer struct {
 	wg      sync.WaitGroup
 }
 
-func newSSHGitServer(t *testing.T, u *upstream, client ssh.PublicKey) *sshGitServer {
+func newSSHGitServer(t *testing.T, u *gittest.Upstream, client ssh.PublicKey) *sshGitServer {
 	t.Helper()
 	s := &sshGitServer{hostKey: newSSHKey(t)}
 	cfg := &ssh.ServerConfig{
@@ -184,7 +86,7 @@ func newSSHGitServer(t *testing.T, u *upstream, client ssh.PublicKey) *sshGitSer
 			s.wg.Add(1)
 			go func() {
 				defer s.wg.Done()
-				s.serveConn(conn, cfg, u.root)
+				s.serveConn(conn, cfg, u.Root)
 			}()
 		}
 	}()
@@ -263,7 +165,7 @@ func (s *sshGitServer) serveSession(ch ssh.Channel, reqs <-chan *ssh.Request, ro
 	}
 }
 
-func (s *sshGitServer) repoURL() string { return "ssh://git@" + s.addr + "/project.git" }
+func (s *sshGitServer) RepoURL() string { return "ssh://git@" + s.addr + "/project.git" }
 
 // knownHosts is a known_hosts line trusting the server's host key.
 func (s *sshGitServer) knownHosts() []byte { return knownHostsLine(s.addr, s.hostKey) }

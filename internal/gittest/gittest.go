@@ -46,11 +46,18 @@ func Init(tb testing.TB) string {
 }
 
 // Write writes files (slash-separated paths relative to dir → content) without
-// committing them; an empty content removes the file.
+// committing them: an empty content removes the file, a content "-> target" makes a
+// symbolic link to target, and a name ending in "/" makes a folder.
 func Write(tb testing.TB, dir string, files map[string]string) {
 	tb.Helper()
 	for name, content := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
+		if strings.HasSuffix(name, "/") {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				tb.Fatal(err)
+			}
+			continue
+		}
 		if content == "" {
 			if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
 				tb.Fatal(err)
@@ -60,7 +67,14 @@ func Write(tb testing.TB, dir string, files map[string]string) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			tb.Fatal(err)
 		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		_ = os.Remove(p)
+		var err error
+		if target, ok := strings.CutPrefix(content, "-> "); ok {
+			err = os.Symlink(target, p)
+		} else {
+			err = os.WriteFile(p, []byte(content), 0o644)
+		}
+		if err != nil {
 			tb.Fatal(err)
 		}
 	}
