@@ -49,10 +49,19 @@ type Options struct {
 
 // Reconciler reconciles CatalogSources into the Registry.
 type Reconciler struct {
-	Client   client.Client
-	Registry *Registry
-	Recorder events.EventRecorder
-	Options  Options
+	// Client reads through the manager's cache and writes.
+	Client client.Client
+	// APIReader reads the CatalogSource being reconciled straight from the API server
+	// (required). The status patch is the difference between the copy read and the copy
+	// reconciled: from a copy older than the controller's last status write, a field the
+	// reconcile clears is no difference, and what that write put there stays — a
+	// ConfigMapError written before the ConfigMap existed would outlive the load. The cache
+	// often is that old: a ConfigMap event can wake the reconcile before the cache holds the
+	// write, and the controller's own status writes do not wake it again.
+	APIReader client.Reader
+	Registry  *Registry
+	Recorder  events.EventRecorder
+	Options   Options
 }
 
 func (r *Reconciler) retryInterval() time.Duration {
@@ -65,7 +74,7 @@ func (r *Reconciler) retryInterval() time.Duration {
 // Reconcile loads one CatalogSource's content into the registry and writes its status.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
 	obj := &v1alpha1.CatalogSource{}
-	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+	if err := r.APIReader.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Registry.Delete(req.NamespacedName)
 			r.countSources(ctx)

@@ -18,10 +18,11 @@ import (
 // SetupWithManager builds the CatalogSource controller over registry and registers it.
 func SetupWithManager(mgr ctrl.Manager, registry *Registry, opts Options) error {
 	r := &Reconciler{
-		Client:   mgr.GetClient(),
-		Registry: registry,
-		Recorder: mgr.GetEventRecorder(ControllerName),
-		Options:  opts,
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Registry:  registry,
+		Recorder:  mgr.GetEventRecorder(ControllerName),
+		Options:   opts,
 	}
 	return r.SetupWithManager(mgr)
 }

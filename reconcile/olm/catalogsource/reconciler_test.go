@@ -1,0 +1,74 @@
+package catalogsource_test
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/internal/olmtest"
+	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/reconcile/olm/catalogsource"
+	"github.com/olmsync/olmsync/reconcile/olm/resolve"
+)
+
+// TestLoadAfterAStaleRead: a ConfigMap catalog whose ConfigMap arrives after its
+// CatalogSource (as a GitOps tool applies them) fails with ConfigMapError first; the reconcile
+// the ConfigMap wakes runs before the cache holds that status write, and must still clear the
+// reason and message once the catalog loads.
+func TestLoadAfterAStaleRead(t *testing.T) {
+	env := testenv.Get(t)
+	ctx := context.Background()
+	ns := olmtest.NewNamespace(t, env, "stale-read")
+	key := client.ObjectKey{Namespace: ns, Name: "widgets"}
+	olmtest.Create(t, env, &v1alpha1.CatalogSource{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+		Spec:       v1alpha1.CatalogSourceSpec{SourceType: v1alpha1.SourceTypeConfigmap, ConfigMap: "widgets"},
+	})
+	// What the cache holds until it sees the first status write: the CatalogSource as created.
+	stale := &v1alpha1.CatalogSource{}
+	if err := env.Client.Get(ctx, key, stale); err != nil {
+		t.Fatal(err)
+	}
+	r := &catalogsource.Reconciler{
+		Client:    &olmtest.StaleCache{Client: env.Client, Stale: stale},
+		APIReader: env.Client,
+		Registry:  catalogsource.NewRegistry("", resolve.Options{}),
+	}
+	reconcileAndGet := func() *v1alpha1.CatalogSource {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil {
+			t.Fatalf("reconcile: %v", err)
+		}
+		cs := &v1alpha1.CatalogSource{}
+		if err := env.Client.Get(ctx, key, cs); err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+
+	cs := reconcileAndGet()
+	if cs.Status.Reason != v1alpha1.CatalogSourceConfigMapError {
+		t.Fatalf("status reason %q before the configmap exists, want %s", cs.Status.Reason, v1alpha1.CatalogSourceConfigMapError)
+	}
+
+	olmtest.Create(t, env, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: "widgets"},
+		Data:       olmtest.ConfigMapData(t, []olmtest.Bundle{{Package: "widget", Version: "1.0.0"}}),
+	})
+	cs = reconcileAndGet()
+	if cs.Status.Reason != "" || cs.Status.Message != "" {
+		t.Errorf("status reason %q, message %q once the catalog loaded: want both cleared", cs.Status.Reason, cs.Status.Message)
+	}
+	if s := cs.Status.GRPCConnectionState; s == nil || s.LastObservedState != v1alpha1.ConnectionStateReady {
+		t.Errorf("connection state %+v, want %s", s, v1alpha1.ConnectionStateReady)
+	}
+	if !apimeta.IsStatusConditionTrue(cs.Status.Conditions, catalogsource.ConditionReady) {
+		t.Errorf("conditions %+v, want Ready", cs.Status.Conditions)
+	}
+}
