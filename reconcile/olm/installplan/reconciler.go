@@ -39,7 +39,13 @@ type Options struct {
 
 // Reconciler reconciles InstallPlans.
 type Reconciler struct {
-	Client    client.Client
+	// Client reads through the manager's cache and writes.
+	Client client.Client
+	// APIReader reads straight from the API server (required): the InstallPlan being
+	// reconciled, whose status patch is the difference from the copy read — from a copy older
+	// than the controller's last status write, a message or condition the reconcile clears
+	// would be no difference and stay as that write left it — and the objects the steps
+	// create, which the cache may not show yet.
 	APIReader client.Reader
 	Mapper    meta.RESTMapper
 	// Catalogs plans InstallPlans created without steps.
@@ -58,7 +64,7 @@ func (r *Reconciler) retry() time.Duration {
 // Reconcile takes one InstallPlan a phase further.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
 	obj := &v1alpha1.InstallPlan{}
-	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+	if err := r.APIReader.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.countPlans(ctx)
 			return reconcile.Result{}, nil
