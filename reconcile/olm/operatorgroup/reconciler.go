@@ -51,7 +51,13 @@ type Options struct {
 
 // Reconciler reconciles OperatorGroups.
 type Reconciler struct {
-	Client    client.Client
+	// Client reads through the manager's cache and writes.
+	Client client.Client
+	// APIReader reads straight from the API server (required): the group being reconciled,
+	// whose status patch is the difference from the copy read — from a copy older than the
+	// controller's last status write, a condition or service account reference the sync
+	// removes, or targets it sets back, would be no difference and stay as that write left
+	// them — and ClusterRoles a label-filtered cache does not show.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Options   Options
@@ -66,7 +72,7 @@ type step struct {
 // Reconcile brings one group's status and generated objects up to date.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
 	og := &operatorsv1.OperatorGroup{}
-	if err := r.Client.Get(ctx, req.NamespacedName, og); err != nil {
+	if err := r.APIReader.Get(ctx, req.NamespacedName, og); err != nil {
 		if apierrors.IsNotFound(err) {
 			return reconcile.Result{}, r.cleanup(ctx, req.Namespace, req.Name)
 		}
@@ -254,7 +260,7 @@ func (r *Reconciler) clusterRoleConflict(ctx context.Context, og *operatorsv1.Op
 		}
 		if apierrors.IsAlreadyExists(err) {
 			// It exists out of the cache's sight (a label-filtered cache): ask the API server.
-			err = r.reader().Get(ctx, client.ObjectKey{Name: desired.Name}, existing)
+			err = r.APIReader.Get(ctx, client.ObjectKey{Name: desired.Name}, existing)
 		}
 	}
 	if err != nil {
@@ -268,13 +274,6 @@ func (r *Reconciler) clusterRoleConflict(ctx context.Context, og *operatorsv1.Op
 		return fmt.Sprintf("ClusterRole %s belongs to OperatorGroup %s/%s", desired.Name, l[groups.OwnerNamespaceLabel], l[groups.OwnerLabel]), nil
 	}
 	return "", nil
-}
-
-func (r *Reconciler) reader() client.Reader {
-	if r.APIReader != nil {
-		return r.APIReader
-	}
-	return r.Client
 }
 
 // pruneProvidedAPIs removes from the group's olm.providedAPIs the APIs no CSV of its namespace

@@ -1,0 +1,71 @@
+package operatorgroup_test
+
+import (
+	"context"
+	"testing"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
+	"github.com/olmsync/olmsync/internal/olmtest"
+	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/reconcile/olm/operatorgroup"
+)
+
+// TestSecondGroupGoneAfterAStaleRead: a namespace with two groups has MultipleOperatorGroup
+// on them; the sync that the removal of one wakes runs before the cache holds that status
+// write, and must still remove the condition from the group left.
+func TestSecondGroupGoneAfterAStaleRead(t *testing.T) {
+	env := testenv.Get(t)
+	ctx := context.Background()
+	ns := olmtest.NewNamespace(t, env, "stale-read")
+	key := client.ObjectKey{Namespace: ns, Name: "og"}
+	olmtest.Create(t, env, &operatorsv1.OperatorGroup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+		Spec:       operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{ns}},
+	})
+	second := &operatorsv1.OperatorGroup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "second"},
+		Spec:       operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{ns}},
+	}
+	olmtest.Create(t, env, second)
+	// What the cache holds until it sees the first status write: the group as created.
+	stale := &operatorsv1.OperatorGroup{}
+	if err := env.Client.Get(ctx, key, stale); err != nil {
+		t.Fatal(err)
+	}
+	r := &operatorgroup.Reconciler{
+		Client:    &olmtest.StaleCache{Client: env.Client, Stale: stale},
+		APIReader: env.Client,
+	}
+	syncAndGet := func() *operatorsv1.OperatorGroup {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil {
+			t.Fatalf("reconcile: %v", err)
+		}
+		og := &operatorsv1.OperatorGroup{}
+		if err := env.Client.Get(ctx, key, og); err != nil {
+			t.Fatal(err)
+		}
+		return og
+	}
+
+	og := syncAndGet()
+	if !apimeta.IsStatusConditionTrue(og.Status.Conditions, operatorsv1.MultipleOperatorGroupCondition) {
+		t.Fatalf("conditions %+v with two groups in the namespace, want %s", og.Status.Conditions, operatorsv1.MultipleOperatorGroupCondition)
+	}
+
+	if err := env.Client.Delete(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	og = syncAndGet()
+	if c := apimeta.FindStatusCondition(og.Status.Conditions, operatorsv1.MultipleOperatorGroupCondition); c != nil {
+		t.Errorf("condition %+v with one group left, want none", c)
+	}
+	if len(og.Status.Namespaces) != 1 || og.Status.Namespaces[0] != ns {
+		t.Errorf("namespaces %v, want [%s]", og.Status.Namespaces, ns)
+	}
+}
