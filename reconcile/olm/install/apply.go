@@ -24,7 +24,7 @@ type Applier struct {
 	// Client writes, and reads through the manager's cache.
 	Client client.Client
 	// APIReader reads what the cache may not hold: an object that exists but was not created
-	// by olmsync (outside a label-filtered cache). Optional: Client is used when nil.
+	// by olmsync (outside a label-filtered cache). Required.
 	APIReader client.Reader
 }
 
@@ -241,7 +241,7 @@ func apply[T client.Object](ctx context.Context, a *Applier, desired T, newObj f
 			return fmt.Errorf("create %s %s: %w", kind, key, err)
 		}
 		// It exists, out of the cache's sight: read it from the API server.
-		err = a.reader().Get(ctx, key, existing)
+		err = a.APIReader.Get(ctx, key, existing)
 	}
 	if err != nil {
 		return fmt.Errorf("get %s %s: %w", kind, key, err)
@@ -255,13 +255,6 @@ func apply[T client.Object](ctx context.Context, a *Applier, desired T, newObj f
 		return fmt.Errorf("update %s %s: %w", kind, key, err)
 	}
 	return nil
-}
-
-func (a *Applier) reader() client.Reader {
-	if a.APIReader != nil {
-		return a.APIReader
-	}
-	return a.Client
 }
 
 // mergeLabels returns existing with desired's labels set on it.
