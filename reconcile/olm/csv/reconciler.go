@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,7 +48,12 @@ type Options struct {
 type Reconciler struct {
 	// Client reads through the manager's cache and writes.
 	Client client.Client
-	// APIReader reads what the cache does not hold (see install.Applier).
+	// APIReader reads straight from the API server (required): the CSV being synced, whose
+	// status patch is the difference from the copy read — from a copy older than the
+	// controller's last status write, a requirementStatus the sync empties (a spec edited to
+	// require nothing) would be no difference and stay as that write left it, through every
+	// later phase, which does not rewrite it — and what the cache does not hold (see
+	// install.Applier).
 	APIReader client.Reader
 	// Discovery answers the server version and which APIs are served.
 	Discovery Discovery
@@ -63,8 +69,8 @@ func (r *Reconciler) applier() *install.Applier {
 
 // Reconcile takes one CSV a step further.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
-	obj := &v1alpha1.ClusterServiceVersion{}
-	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+	obj, err := r.get(ctx, req.NamespacedName)
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			metrics.ForgetCSV(req.Namespace, req.Name)
 			r.countCSVs(ctx)
@@ -98,6 +104,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	}
 	controllerutil.AddFinalizer(obj, Finalizer)
 	return r.sync(ctx, obj)
+}
+
+// get reads the CSV to sync from the API server (see APIReader). A copy, which only its
+// parent's sync writes, is told apart in the cache and returned from there without a request:
+// copies outnumber CSVs by the namespaces of global groups, and each one is reconciled at every
+// start of the manager.
+func (r *Reconciler) get(ctx context.Context, key types.NamespacedName) (*v1alpha1.ClusterServiceVersion, error) {
+	cached := &v1alpha1.ClusterServiceVersion{}
+	if err := r.Client.Get(ctx, key, cached); err != nil || groups.IsCopied(cached) {
+		return cached, err
+	}
+	// A fresh object: decoding into the cached one would keep what the response leaves out.
+	obj := &v1alpha1.ClusterServiceVersion{}
+	if err := r.APIReader.Get(ctx, key, obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
 }
 
 // state is what the steps of one sync hand on to each other.
