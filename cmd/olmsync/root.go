@@ -43,6 +43,7 @@ placement rules, and syncs them into a cluster through an embedded OLM lifecycle
 	root.AddCommand(newAppsCommand())
 	root.AddCommand(newCatalogCommand())
 	root.AddCommand(newRunCommand())
+	root.AddCommand(newSyncCommands()...)
 	root.AddCommand(newVersionCommand())
 	return root
 }
