@@ -51,6 +51,11 @@ type ObjectResult struct {
 	Message string
 	// Drift are the fields (dotted paths) where the live object differed from Git.
 	Drift []string
+	// Live is the object as the API server holds it after the apply: what it answered to
+	// the write, or the object read when nothing was written. The health step reads it
+	// instead of reading the object again. Nil when the object is not in the cluster (a
+	// failure, a wait, or a creation in a dry run).
+	Live *unstructured.Unstructured
 }
 
 // Result is the outcome of one Apply, object by object, in the order they were handled.
@@ -253,6 +258,7 @@ func (a *Applier) applyOne(ctx context.Context, obj *unstructured.Unstructured, 
 			return failedResult(out, err)
 		}
 		out.Drift = Drift(live, trial)
+		out.Live = live
 		if len(out.Drift) == 0 {
 			out.Action = Unchanged
 			return out
@@ -262,6 +268,7 @@ func (a *Applier) applyOne(ctx context.Context, obj *unstructured.Unstructured, 
 		if err := a.ssa(ctx, desired, false); err != nil {
 			return failedResult(out, err)
 		}
+		out.Live = desired // the apply decoded the server's answer into it
 	}
 	if exists {
 		out.Action = Configured
@@ -282,7 +289,7 @@ func (a *Applier) ssa(ctx context.Context, obj *unstructured.Unstructured, dryRu
 }
 
 func failedResult(out ObjectResult, err error) ObjectResult {
-	out.Action, out.Reason = Failed, olmsyncv1alpha1.ApplyFailedReason
+	out.Action, out.Reason, out.Live = Failed, olmsyncv1alpha1.ApplyFailedReason, nil
 	out.Message = fmt.Sprintf("%s: %v", out.Entry, err)
 	return out
 }

@@ -145,12 +145,22 @@ func TestApplyInStagesThenNothingToDo(t *testing.T) {
 		t.Errorf("managedFields = %+v, want one server-side apply by %q", mf, olmsyncv1alpha1.FieldManager)
 	}
 
+	// Each result carries the object as the API server answered, for the health step.
+	for _, o := range res.Objects {
+		if o.Live == nil || o.Live.GetUID() == "" || o.Live.GetName() != o.Entry.Name {
+			t.Errorf("first apply: %s has no live object: %v", o.Entry, o.Live)
+		}
+	}
+
 	// The same objects again: every one Unchanged, and nothing written.
 	before := cm.GetResourceVersion()
 	res = mustApply(t, a, repo(t, ns, g))
 	for _, o := range res.Objects {
 		if o.Action != Unchanged {
 			t.Errorf("second apply: %s %s (drift %v), want Unchanged", o.Entry, o.Action, o.Drift)
+		}
+		if o.Live == nil || o.Live.GetResourceVersion() == "" {
+			t.Errorf("second apply: %s has no live object", o.Entry)
 		}
 	}
 	if after := get(t, a.Client, "v1", "ConfigMap", ns, "settings").GetResourceVersion(); after != before {
