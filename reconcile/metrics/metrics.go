@@ -63,6 +63,11 @@ func (r *Recorder) Collectors() []prometheus.Collector {
 	return append(r.flux.Collectors(), r.info, r.fetchDuration, r.objectsApplied, r.objectsPruned)
 }
 
+// Default is the Recorder registered with controller-runtime's registry, which every
+// manager of the process serves; it is made on first use, once, since a collector can be
+// registered only once (a test may start several managers in one process).
+var Default = sync.OnceValue(func() *Recorder { return NewRecorder().MustRegister(nil) })
+
 // MustRegister registers the collectors with reg; nil is controller-runtime's registry,
 // which the manager serves.
 func (r *Recorder) MustRegister(reg prometheus.Registerer) *Recorder {
