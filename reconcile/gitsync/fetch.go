@@ -1,0 +1,136 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+
+	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
+	"github.com/olmsync/olmsync/sources"
+)
+
+// fetch brings the revision spec.source names into the cache and reads it (step 1). A
+// fetch that fails keeps the last applied revision: it is read back from the cache, so
+// drift is still corrected, but FetchFailed says why nothing newer comes and nothing is
+// pruned. A spec that can never be fetched stalls; a missing Secret waits.
+func (r *Reconciler) fetch(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pass) error {
+	req, err := r.fetchRequest(ctx, obj)
+	if err != nil {
+		return err
+	}
+	start := r.clock()
+	fctx, cancel := context.WithTimeout(ctx, obj.FetchTimeout())
+	tree, err := sources.Fetch(fctx, req)
+	cancel()
+	r.Metrics.RecordFetch(obj, r.clock().Sub(start), err)
+	var notFound *sources.PathNotFoundError
+	switch {
+	case err == nil:
+		conditions.Delete(obj, olmsyncv1alpha1.FetchFailedCondition)
+		r.fetched(obj, p, tree, nil)
+		return nil
+	case errors.As(err, &notFound):
+		// Fetched: the repository has no such folder. That is the content's problem.
+		conditions.Delete(obj, olmsyncv1alpha1.FetchFailedCondition)
+		obj.Status.LastFetchedRevision = notFound.Revision
+		conditions.MarkTrue(obj, olmsyncv1alpha1.BuildFailedCondition, olmsyncv1alpha1.BuildFailedReason, "spec.path: %s", err)
+		return waiting("%s", err)
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	last, cacheErr := r.lastGood(ctx, obj, req)
+	if cacheErr != nil {
+		conditions.MarkTrue(obj, olmsyncv1alpha1.FetchFailedCondition, fetchReason(err), "%s", err)
+		return waiting("fetch: %s", err)
+	}
+	conditions.MarkTrue(obj, olmsyncv1alpha1.FetchFailedCondition, fetchReason(err),
+		"%s; the last applied revision %s stays applied", err, last.Revision)
+	r.fetched(obj, p, last, err)
+	return nil
+}
+
+func (r *Reconciler) fetched(obj *olmsyncv1alpha1.Sync, p *pass, tree *sources.Tree, fetchErr error) {
+	p.tree, p.fetchErr = tree, fetchErr
+	if fetchErr == nil {
+		obj.Status.LastFetchedRevision = tree.Revision
+	}
+	p.due = applyDue(obj, p.last, tree.Revision, r.clock())
+}
+
+// lastGood reads the last applied revision back from the cache.
+func (r *Reconciler) lastGood(ctx context.Context, obj *olmsyncv1alpha1.Sync, req sources.FetchRequest) (*sources.Tree, error) {
+	if obj.Status.LastAppliedRevision == "" {
+		return nil, errors.New("no revision was applied yet")
+	}
+	return sources.OpenCached(ctx, req, obj.Status.LastAppliedRevision)
+}
+
+// fetchReason is the FetchFailed reason of a fetch error.
+func fetchReason(err error) string {
+	var (
+		unreachable *sources.UnreachableError
+		auth        *sources.AuthError
+		unknown     *sources.UnknownRefError
+	)
+	switch {
+	case errors.As(err, &unreachable):
+		return olmsyncv1alpha1.GitUnreachableReason
+	case errors.As(err, &auth):
+		return olmsyncv1alpha1.AuthenticationFailedReason
+	case errors.As(err, &unknown):
+		return olmsyncv1alpha1.RevisionNotFoundReason
+	}
+	return olmsyncv1alpha1.FetchFailedReason
+}
+
+// fetchRequest turns spec.source into a fetch. What can never be fetched — a local URL
+// while local sources are off, credentials in the URL, a ref or a path that is not one —
+// stalls the Sync; a Secret that is missing or has no usable keys makes it wait.
+func (r *Reconciler) fetchRequest(ctx context.Context, obj *olmsyncv1alpha1.Sync) (sources.FetchRequest, error) {
+	src := obj.Spec.Source
+	req := sources.FetchRequest{URL: src.URL, CacheDir: r.Options.CacheDir, Path: obj.Spec.Path}
+	if strings.HasPrefix(strings.ToLower(src.URL), "file://") && !r.Options.AllowLocalSources {
+		return req, stalled(olmsyncv1alpha1.InvalidSpecReason,
+			"spec.source.url %s is a local repository, and olmsync runs without --allow-local-sources", src.URL)
+	}
+	if u, err := url.Parse(src.URL); err == nil && u.User != nil && (u.Scheme == "https" || u.Scheme == "http") {
+		return req, stalled(olmsyncv1alpha1.InvalidSpecReason,
+			"spec.source.url %s carries credentials: put them in a Secret named by spec.source.secretRef", sources.RedactURL(src.URL))
+	}
+	if ref := src.Ref; ref != nil {
+		req.Ref = sources.Ref{Branch: ref.Branch, Tag: ref.Tag, SemVer: ref.SemVer, Commit: ref.Commit}
+	}
+	if err := req.Ref.Validate(); err != nil {
+		return req, stalled(olmsyncv1alpha1.InvalidSpecReason, "spec.source.ref: %v", err)
+	}
+	if _, err := sources.CleanPath(obj.Spec.Path); err != nil {
+		return req, stalled(olmsyncv1alpha1.InvalidSpecReason, "spec.path: %v", err)
+	}
+	if src.SecretRef == nil {
+		return req, nil
+	}
+	secret := &corev1.Secret{}
+	name := types.NamespacedName{Namespace: obj.Namespace, Name: src.SecretRef.Name}
+	if err := r.APIReader.Get(ctx, name, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			conditions.MarkTrue(obj, olmsyncv1alpha1.FetchFailedCondition, olmsyncv1alpha1.SecretNotFoundReason,
+				"Secret %s of spec.source.secretRef not found", name)
+			return req, waiting("Secret %s not found", name)
+		}
+		return req, err
+	}
+	creds, err := sources.CredentialsFromSecret(secret.Data)
+	if err != nil {
+		conditions.MarkTrue(obj, olmsyncv1alpha1.FetchFailedCondition, olmsyncv1alpha1.SecretNotFoundReason,
+			"Secret %s of spec.source.secretRef: %v", name, err)
+		return req, waiting("Secret %s: %v", name, err)
+	}
+	req.Credentials = creds
+	return req, nil
+}

@@ -1,0 +1,262 @@
+package gitsync_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
+	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/reconcile"
+	"github.com/olmsync/olmsync/reconcile/gitsync"
+	"github.com/olmsync/olmsync/reconcile/olm"
+)
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.Discard())
+	os.Exit(testenv.Run(m))
+}
+
+// manager is `olmsync run`'s manager (reconcile.NewManager) running for one test.
+type manager struct {
+	*reconcile.Manager
+	// webhook is the receiver's base URL.
+	webhook string
+}
+
+// managerOptions are the test's choices; the rest is fast intervals for a test.
+type managerOptions struct {
+	allowLocalSources bool
+	cacheDir          string
+}
+
+// startManager runs the Sync reconciler and the embedded OLM, as `olmsync run` does on a
+// cluster without OLM, until the test ends, with intervals short enough for a test.
+func startManager(t *testing.T, env *testenv.Env, o managerOptions) *manager {
+	t.Helper()
+	mode := olm.ModeEmbedded
+	if o.cacheDir == "" {
+		o.cacheDir = t.TempDir()
+	}
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	mgr, err := reconcile.NewManager(ctx, rest.CopyConfig(env.Config), reconcile.Options{
+		OLM:         mode,
+		OLMOptions:  olm.Options{RetryInterval: time.Second},
+		MetricsAddr: "0", ProbeAddr: "0",
+		WebhookAddr: addr,
+		Sync: gitsync.Options{
+			CacheDir:           o.cacheDir,
+			AllowLocalSources:  o.allowLocalSources,
+			RetryInterval:      time.Second,
+			HealthPollInterval: 300 * time.Millisecond,
+			CRDTimeout:         20 * time.Second,
+		},
+	})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	return &manager{Manager: mgr, webhook: "http://" + addr}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+var nsCounter atomic.Int64
+
+// uniqueNS is a namespace name no other test uses: envtest has no namespace controller,
+// so a namespace is never really gone.
+func uniqueNS(prefix string) string {
+	return fmt.Sprintf("%s-%d-%d", prefix, time.Now().UnixNano()%100000, nsCounter.Add(1))
+}
+
+// createNamespace creates the namespace the Syncs of a test live in.
+func createNamespace(t *testing.T, env *testenv.Env, name string) {
+	t.Helper()
+	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+}
+
+// newSync creates a Sync of url in namespace ns, polled every second, pruning; edit
+// changes its spec first.
+func newSync(t *testing.T, env *testenv.Env, ns, name, url string, edit func(*olmsyncv1alpha1.SyncSpec)) *olmsyncv1alpha1.Sync {
+	t.Helper()
+	s := &olmsyncv1alpha1.Sync{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: olmsyncv1alpha1.SyncSpec{
+			Source:   olmsyncv1alpha1.GitSource{URL: url, Interval: metav1.Duration{Duration: time.Second}},
+			Prune:    true,
+			Interval: metav1.Duration{Duration: time.Minute},
+		},
+	}
+	if edit != nil {
+		edit(&s.Spec)
+	}
+	if err := env.Client.Create(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// eventually polls check until it returns nil, failing the test with its last error after
+// 90 seconds.
+func eventually(t *testing.T, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = check(); err == nil {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s: %v", what, err)
+}
+
+// getSync reads a Sync.
+func getSync(env *testenv.Env, s *olmsyncv1alpha1.Sync) (*olmsyncv1alpha1.Sync, error) {
+	out := &olmsyncv1alpha1.Sync{}
+	err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(s), out)
+	return out, err
+}
+
+// waitReady waits until the Sync says Ready with the given status and reason, and
+// returns it.
+func waitReady(t *testing.T, env *testenv.Env, s *olmsyncv1alpha1.Sync, status metav1.ConditionStatus, reason string) *olmsyncv1alpha1.Sync {
+	t.Helper()
+	var got *olmsyncv1alpha1.Sync
+	eventually(t, fmt.Sprintf("Sync %s Ready=%s %s", s.Name, status, reason), func() error {
+		var err error
+		if got, err = getSync(env, s); err != nil {
+			return err
+		}
+		c := conditions.Get(got, olmsyncv1alpha1.ReadyCondition)
+		if c == nil || c.Status != status || c.Reason != reason {
+			return fmt.Errorf("Ready is %+v", c)
+		}
+		return nil
+	})
+	return got
+}
+
+// appliedAt waits until the Sync is Ready at the commit, and returns it.
+func appliedAt(t *testing.T, env *testenv.Env, s *olmsyncv1alpha1.Sync, commit string) *olmsyncv1alpha1.Sync {
+	t.Helper()
+	var got *olmsyncv1alpha1.Sync
+	eventually(t, fmt.Sprintf("Sync %s Ready at %s", s.Name, commit), func() error {
+		var err error
+		if got, err = getSync(env, s); err != nil {
+			return err
+		}
+		c := conditions.Get(got, olmsyncv1alpha1.ReadyCondition)
+		if !strings.HasSuffix(got.Status.LastAppliedRevision, commit) || c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("revision %q, Ready %+v", got.Status.LastAppliedRevision, c)
+		}
+		return nil
+	})
+	return got
+}
+
+// object reads an object of the cluster; nil when it is not there.
+func object(t *testing.T, env *testenv.Env, gvk schema.GroupVersionKind, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u)
+	if client.IgnoreNotFound(err) != nil {
+		t.Fatal(err)
+	}
+	if err != nil {
+		return nil
+	}
+	return u
+}
+
+var (
+	configMapGVK     = corev1.SchemeGroupVersion.WithKind("ConfigMap")
+	operatorGroupGVK = schema.GroupVersionKind{Group: "operators.coreos.com", Version: "v1", Kind: "OperatorGroup"}
+)
+
+// syncEvents are the notes of the Events about a Sync.
+func syncEvents(t *testing.T, env *testenv.Env, s *olmsyncv1alpha1.Sync) []string {
+	t.Helper()
+	var list eventsv1.EventList
+	if err := env.Client.List(context.Background(), &list, client.InNamespace(s.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind == olmsyncv1alpha1.SyncKind && e.Regarding.Name == s.Name {
+			out = append(out, e.Type+" "+e.Reason+": "+e.Note)
+		}
+	}
+	return out
+}
+
+// repository is a GitOps repository of two apps in namespace ns, as the placement rules
+// want it: a cluster-scope app with the Namespace and its OperatorGroup, and the app
+// "team" with a ConfigMap. olmsync.yaml makes ns the marketplace namespace, so that a
+// test's CatalogSource can sit beside its Subscription.
+func repository(ns string) map[string]string {
+	return map[string]string{
+		"olmsync.yaml": fmt.Sprintf(`apps:
+- {name: cluster-scope, path: cluster-scope}
+- {name: team, path: team, namespace: %[1]s}
+policy:
+  marketplaceNamespace: %[1]s
+  operatorGroups: []
+`, ns),
+		"cluster-scope/namespace.yaml":     fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", ns),
+		"cluster-scope/operatorgroup.yaml": fmt.Sprintf("apiVersion: operators.coreos.com/v1\nkind: OperatorGroup\nmetadata:\n  name: og\n  namespace: %[1]s\nspec:\n  targetNamespaces: [%[1]s]\n", ns),
+		"team/configmap.yaml":              "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  level: info\n",
+	}
+}
+
+// with returns files with more files added (an empty content removes one).
+func with(files map[string]string, more map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range files {
+		out[k] = v
+	}
+	for k, v := range more {
+		if v == "" {
+			delete(out, k)
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}

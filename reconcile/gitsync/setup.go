@@ -1,0 +1,60 @@
+package gitsync
+
+import (
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/metrics"
+)
+
+// SetupWithManager builds the Sync reconciler on the manager's clients and registers it.
+// rec records the Syncs' metrics; metrics.Default() in olmsync run.
+func SetupWithManager(mgr ctrl.Manager, opts Options, rec *metrics.Recorder) (*Reconciler, error) {
+	r := &Reconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Config:    mgr.GetConfig(),
+		Recorder:  mgr.GetEventRecorder(ControllerName),
+		Metrics:   rec,
+		Options:   opts,
+	}
+	workers := opts.MaxConcurrentReconciles
+	if workers <= 0 {
+		workers = 4
+	}
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		// A Sync's own status writes trigger nothing: a reconcile is due on a new spec, a
+		// request, a deletion, and then on the interval the reconciler asks for.
+		For(&olmsyncv1alpha1.Sync{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, reconcileRequested{}, deletionStarted{}))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(r)
+	return r, err
+}
+
+// reconcileRequested passes an update that changes the reconcile.olmsync.dev/requestedAt
+// annotation: the webhook, `olmsync reconcile sync`, or anyone asking for a reconcile now.
+type reconcileRequested struct{ predicate.Funcs }
+
+func (reconcileRequested) Update(e event.UpdateEvent) bool {
+	if e.ObjectOld == nil || e.ObjectNew == nil {
+		return false
+	}
+	annotation := olmsyncv1alpha1.ReconcileRequestAnnotation
+	v, ok := e.ObjectNew.GetAnnotations()[annotation]
+	return ok && v != e.ObjectOld.GetAnnotations()[annotation]
+}
+
+// deletionStarted passes the update that marks a Sync for deletion, so that its finalizer
+// runs at once.
+type deletionStarted struct{ predicate.Funcs }
+
+func (deletionStarted) Update(e event.UpdateEvent) bool {
+	return e.ObjectOld != nil && e.ObjectNew != nil &&
+		e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
+}

@@ -1,0 +1,247 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/apply"
+	"github.com/olmsync/olmsync/reconcile/health"
+	"github.com/olmsync/olmsync/reconcile/inventory"
+)
+
+// build renders and checks the revision with the code `olmsync check` runs (step 2). The
+// findings go into status.violations and the PolicyViolation condition whatever else
+// happens; a revision that did not build completely (an app, olmsync.yaml, a user rule)
+// ends the pipeline, and nothing is applied or pruned.
+func (r *Reconciler) build(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pass) error {
+	if !p.due {
+		p.build = p.last.build
+		return nil
+	}
+	b, err := BuildRevision(ctx, p.tree, obj, r.Options.Check)
+	if err != nil {
+		return err
+	}
+	p.build = b
+	obj.Status.Violations, obj.Status.ViolationCount = b.StatusViolations()
+	if msg := b.PolicyMessage(); msg != "" {
+		conditions.MarkTrue(obj, olmsyncv1alpha1.PolicyViolationCondition, olmsyncv1alpha1.PolicyViolationReason, "%s", msg)
+	} else {
+		conditions.Delete(obj, olmsyncv1alpha1.PolicyViolationCondition)
+	}
+	if !b.Complete() {
+		obj.Status.Apps = unbuiltApps(b, obj.Status.Apps)
+		conditions.MarkTrue(obj, olmsyncv1alpha1.BuildFailedCondition, olmsyncv1alpha1.BuildFailedReason,
+			"revision %s did not build, so nothing was applied or pruned: %s", b.Revision, b.ProblemMessage())
+		return waiting("build: %s", b.ProblemMessage())
+	}
+	conditions.Delete(obj, olmsyncv1alpha1.BuildFailedCondition)
+	return nil
+}
+
+// unbuiltApps is status.apps after a build that failed: apps that did not render are
+// Unknown with their error; the others keep what the last reconcile said of them, or are
+// Unknown when it said nothing.
+func unbuiltApps(b *Build, before []olmsyncv1alpha1.AppStatus) []olmsyncv1alpha1.AppStatus {
+	prev := map[string]olmsyncv1alpha1.AppStatus{}
+	for _, a := range before {
+		prev[a.Name] = a
+	}
+	out := make([]olmsyncv1alpha1.AppStatus, 0, len(b.Apps))
+	for _, a := range b.Apps {
+		st, ok := prev[a.Name]
+		switch {
+		case a.Err != nil:
+			st = olmsyncv1alpha1.AppStatus{Name: a.Name, Path: a.Path, Namespace: a.Namespace,
+				Sync: olmsyncv1alpha1.SyncStatusUnknown, Health: health.Unknown, Message: a.Err.Error()}
+		case !ok:
+			st = olmsyncv1alpha1.AppStatus{Name: a.Name, Path: a.Path, Namespace: a.Namespace, Objects: len(a.Objects),
+				Sync: olmsyncv1alpha1.SyncStatusUnknown, Health: health.Unknown, Message: "not applied: the revision did not build"}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// apply applies the objects in stages with server-side apply (step 3), as the Sync's
+// service account when it names one. It runs only when due (see applyDue); otherwise the
+// last apply's results stand and only health is looked at.
+func (r *Reconciler) apply(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pass) error {
+	c, err := r.clientFor(ctx, obj)
+	if err != nil {
+		return err
+	}
+	p.client = c
+	if !p.due {
+		p.applied = p.last.applied
+		return nil
+	}
+	if p.tree.Revision != obj.Status.LastAppliedRevision {
+		// A new revision: say so before the slow part.
+		conditions.MarkReconciling(obj, olmsyncv1alpha1.ProgressingReason, "applying revision %s", p.tree.Revision)
+		if err := p.patcher.Patch(ctx, obj, ownedConditions); err != nil {
+			return fmt.Errorf("patch status: %w", err)
+		}
+	}
+	res, err := r.applier(obj, c).Apply(ctx, p.build.Objects())
+	if err != nil {
+		return err
+	}
+	p.applied, p.appliedNow = res, true
+	r.Metrics.RecordApplied(obj, string(apply.Created), len(res.With(apply.Created)))
+	r.Metrics.RecordApplied(obj, string(apply.Configured), len(res.With(apply.Configured)))
+	if failed := res.With(apply.Failed); len(failed) > 0 {
+		conditions.MarkTrue(obj, olmsyncv1alpha1.ApplyFailedCondition, olmsyncv1alpha1.ApplyFailedReason, "%s", applyMessage(failed))
+		p.failed = true
+	} else {
+		conditions.Delete(obj, olmsyncv1alpha1.ApplyFailedCondition)
+		obj.Status.LastAppliedRevision = p.tree.Revision
+	}
+	r.memory.set(key(obj), &lastApply{uid: obj.UID, generation: obj.Generation, requestedAt: requestedAt(obj),
+		revision: p.tree.Revision, at: r.clock(), build: p.build, applied: res, retry: needsRetry(res)})
+	return nil
+}
+
+// applyMessage names the first objects the API server refused, and how many there were.
+func applyMessage(failed []apply.ObjectResult) string {
+	msgs := make([]string, 0, 3)
+	for _, f := range failed[:min(3, len(failed))] {
+		msgs = append(msgs, f.Message)
+	}
+	msg := fmt.Sprintf("%d object(s) refused: %s", len(failed), strings.Join(msgs, "; "))
+	if len(failed) > 3 {
+		msg += fmt.Sprintf("; and %d more", len(failed)-3)
+	}
+	return msg
+}
+
+func (r *Reconciler) applier(obj *olmsyncv1alpha1.Sync, c client.Client) *apply.Applier {
+	return &apply.Applier{Client: c, Owner: key(obj), CRDTimeout: r.Options.CRDTimeout}
+}
+
+// prune deletes what the Sync applied before and no longer renders (step 4), and writes
+// the next inventory. Nothing is deleted after a fetch that failed (the build is of the
+// last good revision) or an apply that failed: those stale entries stay in the inventory
+// for a later reconcile. With spec.prune off, they are let go.
+func (r *Reconciler) prune(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pass) error {
+	if !p.appliedNow {
+		return nil // the inventory is what the last apply left
+	}
+	desired := p.build.Desired(p.fetchErr)
+	next := inventory.Next(p.previous, desired, p.applied.Applied())
+	defer func() { obj.Status.Inventory = next.ToStatus() }()
+	stale, err := p.previous.Stale(desired)
+	var blocked *inventory.PruneBlockedError
+	switch {
+	case errors.As(err, &blocked):
+		log.FromContext(ctx).Info(blocked.Error())
+		return nil
+	case err != nil:
+		return err
+	case !obj.Spec.Prune || len(stale) == 0:
+		return nil
+	case conditions.IsTrue(obj, olmsyncv1alpha1.ApplyFailedCondition):
+		for _, e := range stale {
+			next.Add(e)
+		}
+		return nil
+	}
+	results, err := r.applier(obj, p.client).Prune(ctx, stale)
+	deleted := 0
+	handled := map[string]bool{}
+	for _, res := range results {
+		handled[res.Entry.ID()] = true
+		switch res.Action {
+		case apply.Deleted:
+			deleted++
+		case apply.PruneFailed:
+			next.Add(res.Entry) // still ours: the next reconcile tries again
+		}
+	}
+	for _, e := range stale {
+		if !handled[e.ID()] {
+			next.Add(e) // not reached (the context ended)
+		}
+	}
+	r.Metrics.RecordPruned(obj, deleted)
+	var pruneErr *apply.PruneError
+	switch {
+	case errors.As(err, &pruneErr):
+		conditions.MarkTrue(obj, olmsyncv1alpha1.PruneFailedCondition, olmsyncv1alpha1.PruneFailedReason, "%s", err)
+		p.failed = true
+		return nil
+	case err != nil:
+		return err
+	}
+	conditions.Delete(obj, olmsyncv1alpha1.PruneFailedCondition)
+	return nil
+}
+
+// checkHealth reads the health of every applied object (step 5) and writes status.apps.
+// Right after an apply it judges the objects the API server answered with; otherwise it
+// reads them again. OLM's kinds are judged with the objects they refer to (a
+// Subscription's CSV and InstallPlan).
+func (r *Reconciler) checkHealth(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pass) error {
+	gone := false
+	lookup := r.lookup(ctx)
+	p.states = objectStates(p.build, p.applied, func(o apply.ObjectResult) health.Result {
+		live := o.Live
+		if !p.appliedNow {
+			var err error
+			if live, err = readLive(ctx, p.client, o.Entry); err != nil {
+				return health.Result{Status: health.Unknown, Message: err.Error()}
+			}
+		}
+		res := health.Of(live, lookup)
+		gone = gone || res.Status == health.Missing
+		return res
+	})
+	if gone && p.last != nil && !p.appliedNow {
+		p.last.retry = true // put it back at the next reconcile, without waiting for the interval
+	}
+	p.health = summarizeHealth(p.states)
+	obj.Status.Apps = appStatuses(p.build.Apps, p.states)
+	if len(p.health.failed) > 0 {
+		conditions.MarkTrue(obj, olmsyncv1alpha1.HealthCheckFailedCondition, olmsyncv1alpha1.HealthCheckFailedReason, "%s", describe(p.health.failed))
+	} else {
+		conditions.Delete(obj, olmsyncv1alpha1.HealthCheckFailedCondition)
+	}
+	return nil
+}
+
+// readLive reads an object as it is now; nil when it is not in the cluster.
+func readLive(ctx context.Context, c client.Client, e inventory.Entry) (*unstructured.Unstructured, error) {
+	live := e.Object()
+	err := c.Get(ctx, client.ObjectKeyFromObject(live), live)
+	switch {
+	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", e, err)
+	}
+	return live, nil
+}
+
+// lookup reads the objects OLM's kinds refer to (a Subscription's CSV and InstallPlan) with
+// olmsync's own identity: they are OLM's, not the Sync's.
+func (r *Reconciler) lookup(ctx context.Context) health.Lookup {
+	return func(gvk schema.GroupVersionKind, namespace, name string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {
+			return nil
+		}
+		return u
+	}
+}
