@@ -2,7 +2,10 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -10,14 +13,20 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/olmsync/olmsync/api/crds"
 	"github.com/olmsync/olmsync/internal/kube"
+	"github.com/olmsync/olmsync/reconcile/gitsync"
+	"github.com/olmsync/olmsync/reconcile/metrics"
 	"github.com/olmsync/olmsync/reconcile/olm"
+	"github.com/olmsync/olmsync/reconcile/receiver"
 )
 
 // FieldManager is the field manager of everything olmsync applies itself.
@@ -62,11 +71,18 @@ type Options struct {
 	// (the namespace olmsync runs in), so that two never act at once.
 	LeaderElection          bool
 	LeaderElectionNamespace string
+	// Sync configures the Sync reconciler.
+	Sync gitsync.Options
+	// WebhookAddr is the listen address of the webhook receiver (/hooks/<namespace>/<sync>);
+	// "" or "0" turns it off. It runs on every replica: it only asks for a reconcile.
+	WebhookAddr string
 }
 
 // Manager is the manager and what was decided while building it.
 type Manager struct {
 	ctrl.Manager
+	// Syncs is the Sync reconciler.
+	Syncs *gitsync.Reconciler
 	// EmbeddedOLM says whether the embedded OLM controllers were registered.
 	EmbeddedOLM bool
 	// OLMFound lists what showed another OLM in the cluster, if anything did.
@@ -104,6 +120,9 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 		LeaseDuration:                 &lease,
 		RenewDeadline:                 &renew,
 		RetryPeriod:                   &retry,
+		// One manager per process, but for tests that run `olmsync run` more than once in
+		// one process: controller names need not be unique across managers.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("new manager: %w", err)
@@ -113,11 +132,55 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 			return nil, err
 		}
 	}
+	syncs, err := gitsync.SetupWithManager(mgr, opts.Sync, metrics.Default())
+	if err != nil {
+		return nil, fmt.Errorf("set up sync controller: %w", err)
+	}
+	if opts.WebhookAddr != "" && opts.WebhookAddr != "0" {
+		if err := mgr.Add(webhookServer(mgr, opts.WebhookAddr)); err != nil {
+			return nil, err
+		}
+	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
-	return &Manager{Manager: mgr, EmbeddedOLM: embedded, OLMFound: found}, nil
+	return &Manager{Manager: mgr, Syncs: syncs, EmbeddedOLM: embedded, OLMFound: found}, nil
+}
+
+// webhookServer serves the webhook receiver until the manager stops. It reads Syncs and
+// Secrets past the cache (Secrets are not cached) and asks for a reconcile by annotation.
+func webhookServer(mgr ctrl.Manager, addr string) manager.Runnable {
+	mux := http.NewServeMux()
+	mux.Handle(receiver.PathPrefix, &receiver.Handler{
+		Reader:  mgr.GetAPIReader(),
+		Trigger: receiver.RequestReconcile(mgr.GetClient(), time.Now),
+		Log:     mgr.GetLogger().WithName("receiver"),
+	})
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	return webhookRunnable{srv}
+}
+
+// webhookRunnable runs on every replica, leader or not.
+type webhookRunnable struct{ srv *http.Server }
+
+func (w webhookRunnable) NeedLeaderElection() bool { return false }
+
+func (w webhookRunnable) Start(ctx context.Context) error {
+	l, err := net.Listen("tcp", w.srv.Addr)
+	if err != nil {
+		return fmt.Errorf("webhook receiver: %w", err)
+	}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = w.srv.Shutdown(shutdown)
+	}()
+	if err := w.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("webhook receiver: %w", err)
+	}
+	return nil
 }
