@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
@@ -12,8 +13,10 @@ import (
 
 	"github.com/olmsync/olmsync/internal/kube"
 	"github.com/olmsync/olmsync/reconcile"
+	"github.com/olmsync/olmsync/reconcile/gitsync"
 	"github.com/olmsync/olmsync/reconcile/olm"
 	"github.com/olmsync/olmsync/reconcile/olm/catalog"
+	"github.com/olmsync/olmsync/sources"
 )
 
 type runOptions struct {
@@ -21,26 +24,42 @@ type runOptions struct {
 	olmMode                 string
 	globalCatalogNamespace  string
 	metricsAddr, probeAddr  string
+	webhookAddr             string
 	leaderElect             bool
 	leaderElectionNamespace string
 	disableCopiedCSVs       bool
 	catalogCache            string
 	installCRDs             bool
+	kubeAPIQPS              float32
+	kubeAPIBurst            int
+	// the Sync reconciler
+	gitCache          string
+	allowLocalSources bool
+	concurrent        int
+	// a Sync from flags
+	sync syncFlags
 }
 
 func newRunCommand() *cobra.Command {
 	o := &runOptions{}
 	cmd := &cobra.Command{
 		Use:   "run",
-		Short: "Run the controllers: the embedded OLM against a cluster",
+		Short: "Run the controllers: Syncs from Git through the placement rules into the cluster, and the embedded OLM",
 		Long: `run starts olmsync's controller manager against the cluster of --kubeconfig (or the
-in-cluster config): the embedded OLM controllers — CatalogSources, Subscriptions,
-InstallPlans, ClusterServiceVersions, OperatorGroups — with a metrics endpoint, health
-probes and leader election, until it is interrupted.
+in-cluster config): the Sync reconciler, which fetches each Sync's repository, renders and
+checks its apps as olmsync check does, applies what passes the placement rules and prunes
+what is gone; the webhook receiver (/hooks/<namespace>/<sync>); and the embedded OLM
+controllers — CatalogSources, Subscriptions, InstallPlans, ClusterServiceVersions,
+OperatorGroups — with a metrics endpoint, health probes and leader election, until it is
+interrupted.
 
 --olm decides whether the embedded OLM runs: "embedded" always, "external" never (the
 cluster's OLM handles OLM's kinds), "auto" (the default) unless another OLM is detected
-(its Deployments olm-operator or catalog-operator, or the CRDs only OLM installs).`,
+(its Deployments olm-operator or catalog-operator, or the CRDs only OLM installs).
+
+--repo creates (or updates) a Sync of that repository before the controllers start: a URL,
+or a folder of a local git repository (its committed state, followed on its current
+branch; local sources are then allowed).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -56,6 +75,13 @@ cluster's OLM handles OLM's kinds), "auto" (the default) unless another OLM is d
 	f.BoolVar(&o.disableCopiedCSVs, "disable-copied-csvs", false, "do not copy the CSVs of operators watching all namespaces into every namespace (OLM's disableCopiedCSVs)")
 	f.StringVar(&o.catalogCache, "catalog-cache", "", "folder caching pulled catalog images by digest (default: none)")
 	f.BoolVar(&o.installCRDs, "install-crds", false, "apply olmsync's CRDs before starting (a cluster without the Helm chart)")
+	f.StringVar(&o.webhookAddr, "webhook-bind-address", ":9292", `webhook receiver address, serving /hooks/<namespace>/<sync> ("0" turns it off)`)
+	f.Float32Var(&o.kubeAPIQPS, "kube-api-qps", 0, "client-side limit of requests per second to the API server (default: none; the server's priority and fairness throttle)")
+	f.IntVar(&o.kubeAPIBurst, "kube-api-burst", 0, "client-side burst of requests to the API server, with --kube-api-qps")
+	f.StringVar(&o.gitCache, "git-cache", "", "folder keeping the fetched repositories, so a restart still has the last good revisions (default: the user's cache folder, olmsync/git)")
+	f.BoolVar(&o.allowLocalSources, "allow-local-sources", false, "let Syncs use file:// URLs, which read olmsync's own filesystem")
+	f.IntVar(&o.concurrent, "concurrent", 4, "how many Syncs are reconciled at once")
+	o.sync.register(f)
 	return cmd
 }
 
@@ -70,14 +96,29 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	ctx := cmd.Context()
+	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
+	if err != nil {
+		return err
+	}
 	if o.installCRDs {
-		c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
-		if err != nil {
-			return err
-		}
 		if err := reconcile.InstallCRDs(ctx, c); err != nil {
 			return err
 		}
+	}
+	gitCache, err := o.gitCacheDir()
+	if err != nil {
+		return err
+	}
+	if o.sync.repo != "" {
+		if err := warnUncommitted(&o.sync); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "olmsync: %v\n", err)
+		}
+		sync, local, err := o.sync.apply(ctx, c)
+		if err != nil {
+			return err
+		}
+		o.allowLocalSources = o.allowLocalSources || local
+		fmt.Fprintf(cmd.ErrOrStderr(), "olmsync: Sync %s/%s follows %s\n", sync.Namespace, sync.Name, describeSource(sync))
 	}
 	leaseNamespace := o.leaderElectionNamespace
 	if leaseNamespace == "" && !inCluster() {
@@ -94,8 +135,14 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		},
 		MetricsAddr:             o.metricsAddr,
 		ProbeAddr:               o.probeAddr,
+		WebhookAddr:             o.webhookAddr,
 		LeaderElection:          o.leaderElect,
 		LeaderElectionNamespace: leaseNamespace,
+		Sync: gitsync.Options{
+			CacheDir:                gitCache,
+			AllowLocalSources:       o.allowLocalSources,
+			MaxConcurrentReconciles: o.concurrent,
+		},
 	})
 	if err != nil {
 		return err
@@ -116,11 +163,27 @@ func inCluster() bool {
 }
 
 // restConfig reads --kubeconfig/--context the way kubectl does, falling back to the
-// in-cluster config.
+// in-cluster config, with the client-side rate limit of --kube-api-qps/--kube-api-burst
+// (none unless they are set).
 func (o *runOptions) restConfig() (*rest.Config, error) {
 	cfg, err := kube.Config(o.kubeconfig, o.context)
 	if err != nil {
 		return nil, fmt.Errorf("read kubeconfig: %w", err)
 	}
+	if o.kubeAPIQPS > 0 {
+		cfg.QPS, cfg.Burst = o.kubeAPIQPS, max(o.kubeAPIBurst, int(o.kubeAPIQPS))
+	}
 	return cfg, nil
+}
+
+// gitCacheDir is --git-cache, else the user's cache folder, else (a container without a
+// home) the temporary folder.
+func (o *runOptions) gitCacheDir() (string, error) {
+	if o.gitCache != "" {
+		return o.gitCache, nil
+	}
+	if dir, err := sources.DefaultCacheDir(); err == nil {
+		return dir, nil
+	}
+	return filepath.Join(os.TempDir(), "olmsync", "git"), nil
 }

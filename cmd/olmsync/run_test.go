@@ -64,7 +64,9 @@ func startRun(t *testing.T, args ...string) (*syncBuffer, <-chan error) {
 	cmd := newRootCommand()
 	cmd.SetOut(out)
 	cmd.SetErr(out)
-	cmd.SetArgs(append([]string{"run"}, args...))
+	// No webhook receiver on the default port and no writes to the user's git cache,
+	// unless the test says otherwise (a later flag wins).
+	cmd.SetArgs(append([]string{"run", "--webhook-bind-address=0", "--git-cache", t.TempDir()}, args...))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()
