@@ -113,8 +113,13 @@ func (s *Stage) load(ctx context.Context, tree *sources.Tree, spec CatalogSpec) 
 		}
 	}
 	if rel, ok := repositoryPath(tree, src); ok {
-		// Read from the revision itself: not cached, since base and head may differ.
-		c, err := catalog.LoadFS(check.TreeFS(tree, tree.Abs(rel)), ".")
+		// Read from the revision itself: not cached, since base and head may differ. A
+		// file (a ConfigMap catalog, a package manifest) is read from its folder.
+		dir, name := rel, "."
+		if !tree.FS.IsDir(tree.Abs(rel)) {
+			dir, name = path.Dir(rel), path.Base(rel)
+		}
+		c, err := catalog.LoadFS(check.TreeFS(tree, tree.Abs(dir)), name)
 		return &loadedCatalog{content: c, err: err}
 	}
 	if spec.FromConfig && !catalogImage(src) {

@@ -463,3 +463,56 @@ func TestPreviewWaivers(t *testing.T) {
 		t.Errorf("summary %+v", rep.Summary)
 	}
 }
+
+// TestPreviewCatalogFileInRepository: a catalog that is one file of the repository (a
+// ConfigMap catalog) is read as that file, not as a folder with nothing in it.
+func TestPreviewCatalogFileInRepository(t *testing.T) {
+	repo := files{
+		"olmsync.yaml":               "apps:\n- {name: cluster-scope, path: cluster-scope}\n- {name: team-a, path: team-a, namespace: team-a}\npolicy:\n  marketplaceNamespace: olm\n  operatorGroups: []\n",
+		"cluster-scope/ns.yaml":      namespace("team-a"),
+		"cluster-scope/og.yaml":      group("team-a", "team-a", "team-a"),
+		"team-a/subscription.yaml":   "apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata:\n  name: widget\nspec:\n  name: widget\n  channel: stable\n  source: cat\n  sourceNamespace: olm\n",
+		"catalogs/configmap.yaml":    widgetConfigMapCatalog,
+		"catalogs/other/unused.yaml": "kind: nothing\n",
+	}
+	for _, src := range []string{"catalogs/configmap.yaml", "./catalogs/configmap.yaml"} {
+		_, rep := checkWith(t, writeTree(t, repo), Options{Catalogs: []CatalogSpec{{Name: "cat", Namespace: "olm", Source: src}}})
+		want := []outcome{{Sub: "team-a/widget", Status: "Resolved", Next: "widget.v1.0.0", Path: []string{"widget.v1.0.0"}, Phase: "Succeeded", CSVReason: "InstallSucceeded"}}
+		if diff := cmp.Diff(want, outcomes(rep)); diff != "" {
+			t.Errorf("--catalog cat/olm=%s (-want +got):\n%s", src, diff)
+		}
+	}
+}
+
+// widgetConfigMapCatalog is OLM's ConfigMap catalog of one package, widget v1.0.0.
+const widgetConfigMapCatalog = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: cat, namespace: olm}
+data:
+  clusterServiceVersions: |
+    - apiVersion: operators.coreos.com/v1alpha1
+      kind: ClusterServiceVersion
+      metadata: {name: widget.v1.0.0}
+      spec:
+        displayName: widget
+        version: 1.0.0
+        installModes:
+        - {type: OwnNamespace, supported: true}
+        - {type: SingleNamespace, supported: true}
+        - {type: MultiNamespace, supported: false}
+        - {type: AllNamespaces, supported: false}
+        install:
+          strategy: deployment
+          spec:
+            deployments:
+            - name: widget
+              spec:
+                selector: {matchLabels: {app: widget}}
+                template:
+                  metadata: {labels: {app: widget}}
+                  spec: {containers: [{name: widget, image: example.com/widget:1.0.0}]}
+  packages: |
+    - packageName: widget
+      defaultChannel: stable
+      channels: [{name: stable, currentCSV: widget.v1.0.0}]
+`
