@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,6 +39,9 @@ type runOptions struct {
 	concurrent        int
 	// a Sync from flags
 	sync syncFlags
+	// a control plane of its own
+	local    bool
+	localDir string
 }
 
 func newRunCommand() *cobra.Command {
@@ -82,6 +86,12 @@ branch; local sources are then allowed).`,
 	f.BoolVar(&o.allowLocalSources, "allow-local-sources", false, "let Syncs use file:// URLs, which read olmsync's own filesystem")
 	f.IntVar(&o.concurrent, "concurrent", 4, "how many Syncs are reconciled at once")
 	o.sync.register(f)
+	f.BoolVar(&o.local, "local", false, "start a control plane of its own on loopback (the pinned etcd and kube-apiserver `make envtest` builds) and run against it, CRDs installed; no kubelet, so operators' Deployments never become available")
+	f.StringVar(&o.localDir, "local-dir", filepath.Join(".olmsync", "local"), "with --local: the folder keeping the control plane's state (etcd's data, a kubeconfig for kubectl) across runs")
+	if !localSupported {
+		_ = f.MarkHidden("local")
+		_ = f.MarkHidden("local-dir")
+	}
 	return cmd
 }
 
@@ -91,11 +101,26 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(cmd.ErrOrStderr())))
+	ctx := cmd.Context()
+	if o.local {
+		if o.kubeconfig != "" || o.context != "" {
+			return errors.New("--local starts its own control plane: drop --kubeconfig and --context")
+		}
+		kubeconfig, stop, err := startLocal(ctx, o.localDir, cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := stop(); err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "olmsync: stop the local control plane: %v\n", err)
+			}
+		}()
+		o.kubeconfig, o.installCRDs = kubeconfig, true
+	}
 	cfg, err := o.restConfig()
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
 	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
 	if err != nil {
 		return err
