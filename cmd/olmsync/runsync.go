@@ -29,10 +29,6 @@ type syncFlags struct {
 	interval                 time.Duration
 }
 
-// defaultSyncNamespace is where the CLI's Syncs live unless told otherwise, as Flux's
-// objects live in flux-system.
-const defaultSyncNamespace = "olmsync-system"
-
 // cliFieldManager owns the spec fields the CLI writes; the reconciler owns the status.
 const cliFieldManager = "olmsync-cli"
 
