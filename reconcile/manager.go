@@ -11,9 +11,10 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -34,7 +35,8 @@ const FieldManager = "olmsync"
 
 // InstallCRDs applies olmsync's CRDs (the ones `make generate` writes to api/crds and the
 // Helm chart ships) with server-side apply, for a cluster olmsync runs in without the
-// chart: a laptop's kind or k3s, `olmsync run --local`.
+// chart: a laptop's kind or k3s, `olmsync run --local`. It returns once every one is
+// established: the controllers started next index and watch their kinds at once.
 func InstallCRDs(ctx context.Context, c client.Client) error {
 	all, err := crds.All()
 	if err != nil {
@@ -52,6 +54,23 @@ func InstallCRDs(ctx context.Context, c client.Client) error {
 		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 			return fmt.Errorf("install CRD %s: %w", crd.Name, err)
+		}
+	}
+	for _, crd := range all {
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			got := &apiextensionsv1.CustomResourceDefinition{}
+			if err := c.Get(ctx, client.ObjectKey{Name: crd.Name}, got); err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+			for _, cond := range got.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("install CRD %s: not established: %w", crd.Name, err)
 		}
 	}
 	return nil

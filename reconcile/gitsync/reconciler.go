@@ -106,7 +106,7 @@ type pass struct {
 	// appliedNow: apply ran in this reconcile (applied holds the API server's answers).
 	appliedNow bool
 	states     []objectState
-	health  healthSummary
+	health     healthSummary
 	// failed: a step failed; the Sync is retried at the retry interval.
 	failed bool
 }

@@ -44,10 +44,10 @@ spec:
     schema:
       openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `, group),
-		"cluster-scope/clusterrole.yaml": fmt.Sprintf("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: %s-reader}\nrules: []\n", ns),
+		"cluster-scope/clusterrole.yaml":   fmt.Sprintf("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: %s-reader}\nrules: []\n", ns),
 		"cluster-scope/catalogsource.yaml": fmt.Sprintf("apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata: {name: cat, namespace: %s}\nspec: {sourceType: configmap, configMap: cat}\n", ns),
-		"team/subscription.yaml": fmt.Sprintf("apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata: {name: widget}\nspec: {name: widget, channel: stable, source: cat, sourceNamespace: %s}\n", ns),
-		"team/widget.yaml":       fmt.Sprintf("apiVersion: %s/v1\nkind: Widget\nmetadata: {name: w}\nspec: {size: 3}\n", group),
+		"team/subscription.yaml":           fmt.Sprintf("apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata: {name: widget}\nspec: {name: widget, channel: stable, source: cat, sourceNamespace: %s}\n", ns),
+		"team/widget.yaml":                 fmt.Sprintf("apiVersion: %s/v1\nkind: Widget\nmetadata: {name: w}\nspec: {size: 3}\n", group),
 	}), group
 }
 
