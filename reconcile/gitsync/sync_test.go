@@ -275,7 +275,7 @@ func TestBrokenRenderPrunesNothing(t *testing.T) {
 	}
 
 	fixed := up.Push(t, map[string]string{"team/kustomization.yaml": ""}, "fix")
-	got = appliedAt(t, env, s, fixed)
+	appliedAt(t, env, s, fixed)
 	eventually(t, "extra pruned", func() error {
 		if object(t, env, configMapGVK, ns, "extra") != nil {
 			return fmt.Errorf("ConfigMap %s/extra is still there", ns)
