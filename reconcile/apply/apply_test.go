@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
@@ -531,3 +534,65 @@ func appOf(objs []*unstructured.Unstructured) []*render.AppResult {
 	}
 	return []*render.AppResult{a}
 }
+
+// TestStageAppliedConcurrently: the objects of a stage are applied Concurrency at a time,
+// never more, and their results keep the objects' order. The API server's answers are
+// held back until as many writes as allowed are in flight (or a few seconds pass), so
+// that the overlap does not depend on timing.
+func TestStageAppliedConcurrently(t *testing.T) {
+	env := testenv.Get(t)
+	for _, limit := range []int{1, 4} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			ns := uniqueNS("concurrent")
+			var inFlight, most atomic.Int64
+			reached := make(chan struct{})
+			var once sync.Once
+			cfg := rest.CopyConfig(env.Config)
+			cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+				return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					if r.Method != http.MethodPatch || !strings.Contains(r.URL.Path, "/configmaps/") {
+						return rt.RoundTrip(r)
+					}
+					n := inFlight.Add(1)
+					defer inFlight.Add(-1)
+					for {
+						m := most.Load()
+						if n <= m || most.CompareAndSwap(m, n) {
+							break
+						}
+					}
+					if n >= int64(limit) {
+						once.Do(func() { close(reached) })
+					}
+					select {
+					case <-reached:
+					case <-time.After(3 * time.Second):
+					}
+					return rt.RoundTrip(r)
+				})
+			})
+			c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := &Applier{Client: c, Owner: types.NamespacedName{Namespace: "olmsync-system", Name: "concurrent"}, Concurrency: limit}
+			objs := []*unstructured.Unstructured{kindObj("v1", "Namespace", "", ns)}
+			for i := range 12 {
+				objs = append(objs, kindObj("v1", "ConfigMap", ns, fmt.Sprintf("cm-%02d", i)))
+			}
+			res := mustApply(t, a, objs)
+			if got := most.Load(); got != int64(limit) {
+				t.Errorf("at most %d ConfigMaps were written at once, want %d", got, limit)
+			}
+			for i, o := range res.Objects[1:] {
+				if want := fmt.Sprintf("cm-%02d", i); o.Entry.Name != want || o.Action != Created {
+					t.Errorf("result %d is %s %s, want %s Created", i+1, o.Entry.Name, o.Action, want)
+				}
+			}
+		})
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
