@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/fluxcd/pkg/runtime/jitter"
+
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,6 +39,7 @@ type runOptions struct {
 	gitCache          string
 	allowLocalSources bool
 	concurrent        int
+	jitter            jitter.IntervalOptions
 	// a Sync from flags
 	sync syncFlags
 	// a control plane of its own
@@ -85,6 +88,7 @@ branch; local sources are then allowed).`,
 	f.StringVar(&o.gitCache, "git-cache", "", "folder keeping the fetched repositories, so a restart still has the last good revisions (default: the user's cache folder, olmsync/git)")
 	f.BoolVar(&o.allowLocalSources, "allow-local-sources", false, "let Syncs use file:// URLs, which read olmsync's own filesystem")
 	f.IntVar(&o.concurrent, "concurrent", 4, "how many Syncs are reconciled at once")
+	o.jitter.BindFlags(f) // --interval-jitter-percentage, 5 by default, as Flux's controllers
 	o.sync.register(f)
 	f.BoolVar(&o.local, "local", false, "start a control plane of its own on loopback (the pinned etcd and kube-apiserver `make envtest` builds) and run against it, CRDs installed; no kubelet, so operators' Deployments never become available")
 	f.StringVar(&o.localDir, "local-dir", filepath.Join(".olmsync", "local"), "with --local: the folder keeping the control plane's state (etcd's data, a kubeconfig for kubectl) across runs")
@@ -98,6 +102,9 @@ branch; local sources are then allowed).`,
 func (o *runOptions) run(cmd *cobra.Command) error {
 	mode, err := olm.ParseMode(o.olmMode)
 	if err != nil {
+		return err
+	}
+	if err := o.jitter.SetGlobalJitter(nil); err != nil {
 		return err
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(cmd.ErrOrStderr())))

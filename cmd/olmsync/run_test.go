@@ -208,6 +208,13 @@ func TestRunRejectsABadMode(t *testing.T) {
 	}
 }
 
+func TestRunRejectsABadJitter(t *testing.T) {
+	_, err := run(t, "run", "--interval-jitter-percentage", "100")
+	if err == nil || !strings.Contains(err.Error(), "jitter percentage") {
+		t.Fatalf("err %v, want the jitter percentage refused", err)
+	}
+}
+
 func corev1PodTemplate(app string) corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": app}},
