@@ -80,6 +80,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	}
 	patcher := patch.NewSerialPatcher(og, r.Client)
 	defer func() {
+		if og.Status.LastUpdated == nil {
+			// The CRD requires it in any status; a sync stopped before the target step (a
+			// missing service account) has not set it yet.
+			now := metav1.Now()
+			og.Status.LastUpdated = &now
+		}
 		if err := patcher.Patch(ctx, og); err != nil && !apierrors.IsNotFound(err) {
 			retErr = kerrors.NewAggregate([]error{retErr, fmt.Errorf("patch operatorgroup %s/%s: %w", og.Namespace, og.Name, err)})
 		}

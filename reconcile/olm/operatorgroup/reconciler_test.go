@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -64,6 +65,54 @@ func TestSecondGroupGoneAfterAStaleRead(t *testing.T) {
 	og = syncAndGet()
 	if c := apimeta.FindStatusCondition(og.Status.Conditions, operatorsv1.MultipleOperatorGroupCondition); c != nil {
 		t.Errorf("condition %+v with one group left, want none", c)
+	}
+	if len(og.Status.Namespaces) != 1 || og.Status.Namespaces[0] != ns {
+		t.Errorf("namespaces %v, want [%s]", og.Status.Namespaces, ns)
+	}
+}
+
+// TestMissingServiceAccount: a group naming a service account that does not exist gets
+// OLM's OperatorGroupServiceAccount condition and a status the API server accepts (its
+// CRD requires status.lastUpdated, which only the target step had set); once the account
+// exists, the condition goes and status.serviceAccountRef names it.
+func TestMissingServiceAccount(t *testing.T) {
+	env := testenv.Get(t)
+	ctx := context.Background()
+	ns := olmtest.NewNamespace(t, env, "missing-sa")
+	key := client.ObjectKey{Namespace: ns, Name: "og"}
+	olmtest.Create(t, env, &operatorsv1.OperatorGroup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+		Spec:       operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{ns}, ServiceAccountName: "installer"},
+	})
+	r := &operatorgroup.Reconciler{Client: env.Client, APIReader: env.Client}
+	syncAndGet := func() *operatorsv1.OperatorGroup {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil {
+			t.Fatalf("reconcile: %v", err)
+		}
+		og := &operatorsv1.OperatorGroup{}
+		if err := env.Client.Get(ctx, key, og); err != nil {
+			t.Fatal(err)
+		}
+		return og
+	}
+
+	og := syncAndGet()
+	c := apimeta.FindStatusCondition(og.Status.Conditions, operatorsv1.OperatorGroupServiceAccountCondition)
+	if c == nil || c.Reason != operatorsv1.OperatorGroupServiceAccountReason || c.Message != "ServiceAccount installer not found" {
+		t.Fatalf("condition %+v, want %s: ServiceAccount installer not found", c, operatorsv1.OperatorGroupServiceAccountCondition)
+	}
+	if og.Status.LastUpdated == nil {
+		t.Error("status.lastUpdated is unset")
+	}
+
+	olmtest.Create(t, env, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "installer"}})
+	og = syncAndGet()
+	if c := apimeta.FindStatusCondition(og.Status.Conditions, operatorsv1.OperatorGroupServiceAccountCondition); c != nil {
+		t.Errorf("condition %+v once the account exists, want none", c)
+	}
+	if ref := og.Status.ServiceAccountRef; ref == nil || ref.Name != "installer" {
+		t.Errorf("serviceAccountRef %+v, want installer", ref)
 	}
 	if len(og.Status.Namespaces) != 1 || og.Status.Namespaces[0] != ns {
 		t.Errorf("namespaces %v, want [%s]", og.Status.Namespaces, ns)
