@@ -26,7 +26,7 @@ func TestRunSyncsAFolder(t *testing.T) {
 	target := syncNS + "-apps"
 	dir := gittest.Init(t)
 	first := gittest.Commit(t, dir, map[string]string{
-		"olmsync.yaml": fmt.Sprintf("apps:\n- {name: cluster-scope, path: cluster-scope}\n- {name: team, path: team, namespace: %s}\n", target),
+		"olmsync.yaml":                 fmt.Sprintf("apps:\n- {name: cluster-scope, path: cluster-scope}\n- {name: team, path: team, namespace: %s}\n", target),
 		"cluster-scope/namespace.yaml": fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", target),
 		"team/settings.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  level: info\n",
 	}, "initial")

@@ -44,11 +44,15 @@ type manager struct {
 type managerOptions struct {
 	allowLocalSources bool
 	cacheDir          string
+	// config, when set, is the manager's connection (a benchmark counts its requests).
+	config *rest.Config
+	// concurrent is the number of Syncs reconciled at once (0: the default).
+	concurrent int
 }
 
 // startManager runs the Sync reconciler and the embedded OLM, as `olmsync run` does on a
 // cluster without OLM, until the test ends, with intervals short enough for a test.
-func startManager(t *testing.T, env *testenv.Env, o managerOptions) *manager {
+func startManager(t testing.TB, env *testenv.Env, o managerOptions) *manager {
 	t.Helper()
 	mode := olm.ModeEmbedded
 	if o.cacheDir == "" {
@@ -56,17 +60,22 @@ func startManager(t *testing.T, env *testenv.Env, o managerOptions) *manager {
 	}
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := reconcile.NewManager(ctx, rest.CopyConfig(env.Config), reconcile.Options{
+	cfg := o.config
+	if cfg == nil {
+		cfg = rest.CopyConfig(env.Config)
+	}
+	mgr, err := reconcile.NewManager(ctx, cfg, reconcile.Options{
 		OLM:         mode,
 		OLMOptions:  olm.Options{RetryInterval: time.Second},
 		MetricsAddr: "0", ProbeAddr: "0",
 		WebhookAddr: addr,
 		Sync: gitsync.Options{
-			CacheDir:           o.cacheDir,
-			AllowLocalSources:  o.allowLocalSources,
-			RetryInterval:      time.Second,
-			HealthPollInterval: 300 * time.Millisecond,
-			CRDTimeout:         20 * time.Second,
+			CacheDir:                o.cacheDir,
+			AllowLocalSources:       o.allowLocalSources,
+			RetryInterval:           time.Second,
+			HealthPollInterval:      300 * time.Millisecond,
+			CRDTimeout:              20 * time.Second,
+			MaxConcurrentReconciles: o.concurrent,
 		},
 	})
 	if err != nil {
@@ -84,7 +93,7 @@ func startManager(t *testing.T, env *testenv.Env, o managerOptions) *manager {
 	return &manager{Manager: mgr, webhook: "http://" + addr}
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -103,7 +112,7 @@ func uniqueNS(prefix string) string {
 }
 
 // createNamespace creates the namespace the Syncs of a test live in.
-func createNamespace(t *testing.T, env *testenv.Env, name string) {
+func createNamespace(t testing.TB, env *testenv.Env, name string) {
 	t.Helper()
 	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
@@ -112,7 +121,7 @@ func createNamespace(t *testing.T, env *testenv.Env, name string) {
 
 // newSync creates a Sync of url in namespace ns, polled every second, pruning; edit
 // changes its spec first.
-func newSync(t *testing.T, env *testenv.Env, ns, name, url string, edit func(*olmsyncv1alpha1.SyncSpec)) *olmsyncv1alpha1.Sync {
+func newSync(t testing.TB, env *testenv.Env, ns, name, url string, edit func(*olmsyncv1alpha1.SyncSpec)) *olmsyncv1alpha1.Sync {
 	t.Helper()
 	s := &olmsyncv1alpha1.Sync{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -133,7 +142,7 @@ func newSync(t *testing.T, env *testenv.Env, ns, name, url string, edit func(*ol
 
 // eventually polls check until it returns nil, failing the test with its last error after
 // 90 seconds.
-func eventually(t *testing.T, what string, check func() error) {
+func eventually(t testing.TB, what string, check func() error) {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	var err error
@@ -155,7 +164,7 @@ func getSync(env *testenv.Env, s *olmsyncv1alpha1.Sync) (*olmsyncv1alpha1.Sync, 
 
 // waitReady waits until the Sync says Ready with the given status and reason, and
 // returns it.
-func waitReady(t *testing.T, env *testenv.Env, s *olmsyncv1alpha1.Sync, status metav1.ConditionStatus, reason string) *olmsyncv1alpha1.Sync {
+func waitReady(t testing.TB, env *testenv.Env, s *olmsyncv1alpha1.Sync, status metav1.ConditionStatus, reason string) *olmsyncv1alpha1.Sync {
 	t.Helper()
 	var got *olmsyncv1alpha1.Sync
 	eventually(t, fmt.Sprintf("Sync %s Ready=%s %s", s.Name, status, reason), func() error {
@@ -173,7 +182,7 @@ func waitReady(t *testing.T, env *testenv.Env, s *olmsyncv1alpha1.Sync, status m
 }
 
 // appliedAt waits until the Sync is Ready at the commit, and returns it.
-func appliedAt(t *testing.T, env *testenv.Env, s *olmsyncv1alpha1.Sync, commit string) *olmsyncv1alpha1.Sync {
+func appliedAt(t testing.TB, env *testenv.Env, s *olmsyncv1alpha1.Sync, commit string) *olmsyncv1alpha1.Sync {
 	t.Helper()
 	var got *olmsyncv1alpha1.Sync
 	eventually(t, fmt.Sprintf("Sync %s Ready at %s", s.Name, commit), func() error {
@@ -191,7 +200,7 @@ func appliedAt(t *testing.T, env *testenv.Env, s *olmsyncv1alpha1.Sync, commit s
 }
 
 // object reads an object of the cluster; nil when it is not there.
-func object(t *testing.T, env *testenv.Env, gvk schema.GroupVersionKind, ns, name string) *unstructured.Unstructured {
+func object(t testing.TB, env *testenv.Env, gvk schema.GroupVersionKind, ns, name string) *unstructured.Unstructured {
 	t.Helper()
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
@@ -211,7 +220,7 @@ var (
 )
 
 // syncEvents are the notes of the Events about a Sync.
-func syncEvents(t *testing.T, env *testenv.Env, s *olmsyncv1alpha1.Sync) []string {
+func syncEvents(t testing.TB, env *testenv.Env, s *olmsyncv1alpha1.Sync) []string {
 	t.Helper()
 	var list eventsv1.EventList
 	if err := env.Client.List(context.Background(), &list, client.InNamespace(s.Namespace)); err != nil {
