@@ -48,6 +48,8 @@ type managerOptions struct {
 	config *rest.Config
 	// concurrent is the number of Syncs reconciled at once (0: the default).
 	concurrent int
+	// globalCatalogNamespace is the embedded OLM's (`olmsync run --global-catalog-namespace`).
+	globalCatalogNamespace string
 }
 
 // startManager runs the Sync reconciler and the embedded OLM, as `olmsync run` does on a
@@ -66,7 +68,7 @@ func startManager(t testing.TB, env *testenv.Env, o managerOptions) *manager {
 	}
 	mgr, err := reconcile.NewManager(ctx, cfg, reconcile.Options{
 		OLM:         mode,
-		OLMOptions:  olm.Options{RetryInterval: time.Second},
+		OLMOptions:  olm.Options{RetryInterval: time.Second, GlobalCatalogNamespace: o.globalCatalogNamespace},
 		MetricsAddr: "0", ProbeAddr: "0",
 		WebhookAddr: addr,
 		Sync: gitsync.Options{

@@ -1,0 +1,83 @@
+package gitsync_test
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
+	"github.com/olmsync/olmsync/internal/gittest"
+	"github.com/olmsync/olmsync/internal/olmtest"
+	"github.com/olmsync/olmsync/internal/testenv"
+)
+
+// TestSyncExampleLocal syncs examples/local — the repository the README's quick start
+// runs — from a git server into the API server with the embedded OLM, a stand-in for the
+// kubelet keeping its Deployments available: the operator installs from the ConfigMap
+// catalog at the channel head, the Greeting is applied once OLM has installed its CRD, and
+// every app ends Synced and Healthy with the Sync Ready. It keeps the example honest.
+func TestSyncExampleLocal(t *testing.T) {
+	env := testenv.Get(t)
+	files := map[string]string{}
+	root := filepath.Join("..", "..", "examples", "local")
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		files[filepath.ToSlash(rel)] = string(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := gittest.NewUpstream(t, files)
+	srv := gittest.Serve(t, up, gittest.ServerOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go olmtest.KeepDeploymentsAvailable(ctx, env.Client, "hello")
+	startManager(t, env, managerOptions{globalCatalogNamespace: "olm"}) // olmsync run's default
+
+	ns := uniqueNS("example")
+	createNamespace(t, env, ns)
+	s := newSync(t, env, ns, "local", srv.RepoURL(), nil)
+	defer func() {
+		if t.Failed() {
+			for _, k := range []struct{ kind, ns, name string }{{"CatalogSource", "olm", "hello-catalog"}, {"Subscription", "hello", "hello-operator"}} {
+				o := object(t, env, schema.GroupVersionKind{Group: "operators.coreos.com", Version: "v1alpha1", Kind: k.kind}, k.ns, k.name)
+				if o != nil {
+					t.Logf("%s: %v", k.kind, o.Object["status"])
+				}
+			}
+		}
+	}()
+	got := appliedAt(t, env, s, gittest.Git(t, up.Work, "rev-parse", "HEAD"))
+
+	for _, app := range got.Status.Apps {
+		if app.Sync != olmsyncv1alpha1.SyncStatusSynced || app.Health != olmsyncv1alpha1.HealthHealthy {
+			t.Errorf("app %s is %s and %s: %s", app.Name, app.Sync, app.Health, app.Message)
+		}
+	}
+	if len(got.Status.Apps) != 2 {
+		t.Errorf("apps %+v, want cluster-scope and hello", got.Status.Apps)
+	}
+	csv := object(t, env, schema.GroupVersionKind{Group: "operators.coreos.com", Version: "v1alpha1", Kind: "ClusterServiceVersion"}, "hello", "hello-operator.v0.2.0")
+	if csv == nil {
+		t.Fatal("no CSV hello-operator.v0.2.0 in namespace hello")
+	}
+	if phase, _, _ := unstructured.NestedString(csv.Object, "status", "phase"); phase != "Succeeded" {
+		t.Errorf("CSV hello-operator.v0.2.0 is %q, want Succeeded", phase)
+	}
+	if object(t, env, schema.GroupVersionKind{Group: "hello.olmsync.dev", Version: "v1", Kind: "Greeting"}, "hello", "world") == nil {
+		t.Error("the Greeting was not applied after its CRD")
+	}
+}
