@@ -1,0 +1,156 @@
+package gitsync_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/internal/gittest"
+	"github.com/olmsync/olmsync/internal/olmtest"
+	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/reconcile/health"
+)
+
+// operatorRepository adds to repository(ns) what installs an operator from Git alone, as
+// examples/local does: a ConfigMap catalog of the bundles and its CatalogSource (in the
+// cluster-scope app, ns being the marketplace namespace), a Subscription to widget, and a
+// Widget of the CRD the operator brings.
+func operatorRepository(t *testing.T, ns string, api olmtest.API, bundles ...olmtest.Bundle) map[string]string {
+	t.Helper()
+	catalog, err := yaml.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "cat", "namespace": ns},
+		"data":     olmtest.ConfigMapData(t, bundles),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return with(repository(ns), map[string]string{
+		"cluster-scope/catalog.yaml":       string(catalog),
+		"cluster-scope/catalogsource.yaml": fmt.Sprintf("apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata: {name: cat, namespace: %s}\nspec: {sourceType: configmap, configMap: cat, displayName: cat}\n", ns),
+		"team/subscription.yaml":           fmt.Sprintf("apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata: {name: widget}\nspec: {name: widget, channel: stable, source: cat, sourceNamespace: %s, installPlanApproval: Automatic}\n", ns),
+		"team/widget.yaml":                 fmt.Sprintf("apiVersion: %s/%s\nkind: %s\nmetadata: {name: w}\nspec: {size: 3}\n", api.Group, api.Version, api.Kind),
+	})
+}
+
+// TestOperatorInstalledFromGit: a repository holding a namespace, its OperatorGroup, a
+// ConfigMap catalog with its CatalogSource, a Subscription and a custom resource of the
+// operator's CRD is enough: the embedded OLM resolves the Subscription, the InstallPlan
+// completes, the CSV Succeeds, the custom resource is applied once its CRD is there, and
+// the Sync reports every app Healthy and Ready. A commit adding a version to the catalog
+// upgrades the operator, and the Sync follows it to Healthy again.
+func TestOperatorInstalledFromGit(t *testing.T) {
+	env := testenv.Get(t)
+	startManager(t, env, managerOptions{})
+	ns := uniqueNS("olm")
+	ctx, cancel := context.WithCancel(context.Background())
+	kubelet := make(chan struct{})
+	go func() { olmtest.KeepDeploymentsAvailable(ctx, env.Client, ns); close(kubelet) }()
+	t.Cleanup(func() { cancel(); <-kubelet })
+
+	api := olmtest.API{Group: ns + ".test.olmsync.dev", Version: "v1", Kind: "Widget"}
+	v100 := olmtest.Bundle{Package: "widget", Version: "1.0.0", Owns: []olmtest.API{api}}
+	up := gittest.NewUpstream(t, operatorRepository(t, ns, api, v100))
+	srv := gittest.Serve(t, up, gittest.ServerOptions{})
+	createNamespace(t, env, "olmsync-olm")
+	s := newSync(t, env, "olmsync-olm", ns, srv.RepoURL(), nil)
+
+	got := operatorHealthy(t, env, s, ns, gittest.Git(t, up.Work, "rev-parse", "HEAD"), v100.Name())
+	if object(t, env, schema.GroupVersionKind{Group: api.Group, Version: api.Version, Kind: api.Kind}, ns, "w") == nil {
+		t.Error("the Widget was not applied once the operator brought its CRD")
+	}
+	if !hasEntry(got, ns+"_w_"+api.Group+"_Widget") {
+		t.Errorf("the Widget is not in the inventory: %+v", got.Status.Inventory)
+	}
+	if plans := installPlans(t, env, ns); !slices.Equal(plans, []string{"[widget.v1.0.0] Complete"}) {
+		t.Errorf("InstallPlans %v, want one Complete plan of widget.v1.0.0", plans)
+	}
+
+	// A new version in the catalog, through Git.
+	v110 := olmtest.Bundle{Package: "widget", Version: "1.1.0", Replaces: v100.Name(), Owns: []olmtest.API{api}}
+	upgrade := up.Push(t, operatorRepository(t, ns, api, v100, v110), "widget 1.1.0")
+	operatorHealthy(t, env, s, ns, upgrade, v110.Name())
+	if plans := installPlans(t, env, ns); !slices.Equal(plans, []string{"[widget.v1.0.0] Complete", "[widget.v1.1.0] Complete"}) {
+		t.Errorf("InstallPlans %v, want the install and the upgrade, Complete", plans)
+	}
+	eventually(t, "the replaced CSV gone", func() error {
+		var l v1alpha1.ClusterServiceVersionList
+		if err := env.Client.List(context.Background(), &l, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		var names []string
+		for _, c := range l.Items {
+			names = append(names, c.Name)
+		}
+		if !slices.Equal(names, []string{v110.Name()}) {
+			return fmt.Errorf("CSVs %v", names)
+		}
+		return nil
+	})
+}
+
+// operatorHealthy waits until the Sync is Ready at the commit with every app Healthy
+// while the Subscription widget of ns is AtLatestKnown at csv and the CSV Succeeded, and
+// returns the Sync.
+func operatorHealthy(t *testing.T, env *testenv.Env, s *olmsyncv1alpha1.Sync, ns, commit, csv string) *olmsyncv1alpha1.Sync {
+	t.Helper()
+	var got *olmsyncv1alpha1.Sync
+	eventually(t, fmt.Sprintf("Sync %s Ready at %s with %s installed", s.Name, commit, csv), func() error {
+		sub := &v1alpha1.Subscription{}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "widget"}, sub); err != nil {
+			return err
+		}
+		if sub.Status.State != v1alpha1.SubscriptionStateAtLatest || sub.Status.InstalledCSV != csv {
+			return fmt.Errorf("Subscription state %q, installed %q, conditions %+v", sub.Status.State, sub.Status.InstalledCSV, sub.Status.Conditions)
+		}
+		c := &v1alpha1.ClusterServiceVersion{}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: csv}, c); err != nil {
+			return err
+		}
+		if c.Status.Phase != v1alpha1.CSVPhaseSucceeded {
+			return fmt.Errorf("CSV %s phase %s: %s", csv, c.Status.Phase, c.Status.Message)
+		}
+		var err error
+		if got, err = getSync(env, s); err != nil {
+			return err
+		}
+		ready := conditions.Get(got, olmsyncv1alpha1.ReadyCondition)
+		if ready == nil || ready.Status != metav1.ConditionTrue || got.Status.LastAppliedRevision != "main@sha1:"+commit {
+			return fmt.Errorf("Sync at %q, Ready %+v", got.Status.LastAppliedRevision, ready)
+		}
+		for _, a := range got.Status.Apps {
+			if a.Health != health.Healthy || a.Sync != olmsyncv1alpha1.SyncStatusSynced {
+				return fmt.Errorf("app %s: %+v", a.Name, a)
+			}
+		}
+		if len(got.Status.Apps) != 2 {
+			return fmt.Errorf("apps %+v, want cluster-scope and team", got.Status.Apps)
+		}
+		return nil
+	})
+	return got
+}
+
+// installPlans lists the InstallPlans of ns, oldest generation first, as "[csvs] phase".
+func installPlans(t *testing.T, env *testenv.Env, ns string) []string {
+	t.Helper()
+	var l v1alpha1.InstallPlanList
+	if err := env.Client.List(context.Background(), &l, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(l.Items, func(a, b v1alpha1.InstallPlan) int { return a.Spec.Generation - b.Spec.Generation })
+	var out []string
+	for _, ip := range l.Items {
+		out = append(out, fmt.Sprintf("%v %s", ip.Spec.ClusterServiceVersionNames, ip.Status.Phase))
+	}
+	return out
+}
