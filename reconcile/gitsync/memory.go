@@ -24,7 +24,8 @@ type lastApply struct {
 	build       *Build
 	applied     *apply.Result
 	// retry: the apply left something to do again (an object refused, skipped, or waiting
-	// for its CRD), or a health check found an applied object gone.
+	// for its CRD), a health check found an applied object gone, or a later reconcile
+	// ended before it could apply.
 	retry bool
 }
 

@@ -189,6 +189,13 @@ func (r *Reconciler) result(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *p
 	case errors.As(err, &w):
 		log.FromContext(ctx).Info("reconcile waits", "reason", w.msg)
 		p.failed = true
+		if p.last != nil && !p.appliedNow {
+			// The pipeline ended before it applied, on a condition that only an apply
+			// clears (spec.path's folder gone, the service account missing). Once the
+			// cause is gone the revision may be the last applied one again: apply it at
+			// the next reconcile rather than reuse the last apply until the interval.
+			p.last.retry = true
+		}
 	case err != nil:
 		return ctrl.Result{}, err
 	}

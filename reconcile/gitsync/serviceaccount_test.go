@@ -22,7 +22,8 @@ import (
 // waits, ServiceAccountNotFound, and applies nothing. Once the account exists with a Role
 // granting ConfigMaps in one namespace only, the Sync applies as that account: the
 // ConfigMap of that namespace is applied, the one of the other namespace is refused as
-// forbidden for system:serviceaccount:<namespace>:<name>. Granted both, it is Ready.
+// forbidden for system:serviceaccount:<namespace>:<name>. Granted both, it is Ready; and
+// an account deleted and created again makes it wait, then Ready again at the next retry.
 func TestServiceAccountLimitsTheSync(t *testing.T) {
 	env := testenv.Get(t)
 	startManager(t, env, managerOptions{})
@@ -78,6 +79,18 @@ func TestServiceAccountLimitsTheSync(t *testing.T) {
 	appliedAt(t, env, s, head)
 	if object(t, env, configMapGVK, denied, "settings") == nil {
 		t.Errorf("ConfigMap %s/settings was not applied once the account may", denied)
+	}
+
+	// The account deleted, the Sync waits; the account back, the Sync is Ready again at
+	// once, not an interval later.
+	if err := env.Client.Delete(context.Background(), account); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, env, s, metav1.ConditionFalse, olmsyncv1alpha1.ServiceAccountNotFoundReason)
+	create(t, env, account.DeepCopy())
+	got = appliedAt(t, env, s, head)
+	if c := conditions.Get(got, olmsyncv1alpha1.ApplyFailedCondition); c != nil {
+		t.Errorf("ApplyFailed is still there: %+v", c)
 	}
 }
 

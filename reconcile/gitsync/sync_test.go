@@ -396,6 +396,39 @@ func TestPathReadsOnlyItsFolder(t *testing.T) {
 	}
 }
 
+// TestFolderBackAtTheAppliedRevision: when a commit removes spec.path's folder the Sync
+// says BuildFailed; when the branch is then reset to the revision applied before, the
+// Sync is Ready at it again at once, not a drift-correction interval later.
+func TestFolderBackAtTheAppliedRevision(t *testing.T) {
+	env := testenv.Get(t)
+	startManager(t, env, managerOptions{})
+	ns := uniqueNS("folder")
+	files := map[string]string{}
+	for k, v := range repository(ns) {
+		files["clusters/prod/"+k] = v
+	}
+	up := gittest.NewUpstream(t, files)
+	srv := gittest.Serve(t, up, gittest.ServerOptions{})
+	createNamespace(t, env, "olmsync-folder")
+	s := newSync(t, env, "olmsync-folder", ns, srv.RepoURL(), func(spec *olmsyncv1alpha1.SyncSpec) {
+		spec.Path = "clusters/prod"
+		spec.Interval = metav1.Duration{Duration: time.Hour}
+	})
+	good := gittest.Git(t, up.Work, "rev-parse", "HEAD")
+	appliedAt(t, env, s, good)
+
+	gittest.Git(t, up.Work, "mv", "clusters/prod", "clusters/production")
+	up.Push(t, nil, "rename the folder")
+	waitReady(t, env, s, metav1.ConditionFalse, olmsyncv1alpha1.BuildFailedReason)
+
+	gittest.Git(t, up.Work, "reset", "-q", "--hard", good)
+	up.PushRefs(t)
+	got := appliedAt(t, env, s, good)
+	if c := conditions.Get(got, olmsyncv1alpha1.BuildFailedCondition); c != nil {
+		t.Errorf("BuildFailed is still there: %+v", c)
+	}
+}
+
 // TestReconcilerWritesOnlyStatus: the reconciler writes a Sync's status and finalizer,
 // never its spec, labels or annotations.
 func TestReconcilerWritesOnlyStatus(t *testing.T) {
