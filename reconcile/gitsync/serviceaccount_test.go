@@ -53,11 +53,24 @@ func TestServiceAccountLimitsTheSync(t *testing.T) {
 		t.Error("a Sync whose service account is missing applied something")
 	}
 
+	// The grant first: a reconcile that the account's creation wakes must not find it
+	// without its rights. RBAC reaches the authorizer through an informer, so the first
+	// apply may still be refused everywhere; the next one applies what is allowed.
+	grantConfigMaps(t, env, allowed, syncNS, "deployer")
 	account := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: syncNS, Name: "deployer"}}
 	create(t, env, account.DeepCopy())
-	grantConfigMaps(t, env, allowed, syncNS, "deployer")
 
-	got = waitReady(t, env, s, metav1.ConditionFalse, olmsyncv1alpha1.ApplyFailedReason)
+	eventually(t, "the allowed ConfigMap applied, the other refused", func() error {
+		var err error
+		if got, err = getSync(env, s); err != nil {
+			return err
+		}
+		c := conditions.Get(got, olmsyncv1alpha1.ReadyCondition)
+		if c == nil || c.Reason != olmsyncv1alpha1.ApplyFailedReason || !hasEntry(got, allowed+"_settings__ConfigMap") {
+			return fmt.Errorf("Ready %+v, inventory %+v", c, got.Status.Inventory)
+		}
+		return nil
+	})
 	msg := conditions.GetMessage(got, olmsyncv1alpha1.ReadyCondition)
 	user := fmt.Sprintf("system:serviceaccount:%s:deployer", syncNS)
 	if !strings.Contains(msg, "forbidden") || !strings.Contains(msg, user) || !strings.Contains(msg, denied) {
