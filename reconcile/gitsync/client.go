@@ -2,6 +2,7 @@ package gitsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -14,27 +15,48 @@ import (
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 )
 
-// clientFor is the client a Sync applies, prunes and reads its objects with: olmsync's
-// own, or one impersonating spec.serviceAccountName, so that the Sync can do no more
-// than the account may. A missing account makes the Sync wait (ApplyFailed,
-// ServiceAccountNotFound): the API server would let olmsync impersonate a name nobody
-// holds, and every request would be refused for a reason that says less.
+// clientFor is the client a Sync applies, prunes and reads its objects with (ClientFor). A
+// missing account makes the Sync wait (ApplyFailed, ServiceAccountNotFound): the API
+// server would let olmsync impersonate a name nobody holds, and every request would be
+// refused for a reason that says less.
 func (r *Reconciler) clientFor(ctx context.Context, obj *olmsyncv1alpha1.Sync) (client.Client, error) {
+	c, err := ClientFor(ctx, r.Config, r.Client, r.APIReader, obj)
+	var missing *ServiceAccountNotFoundError
+	if errors.As(err, &missing) {
+		conditions.MarkTrue(obj, olmsyncv1alpha1.ApplyFailedCondition, olmsyncv1alpha1.ServiceAccountNotFoundReason, "%s", missing)
+		return nil, waiting("ServiceAccount %s not found", missing.ServiceAccount)
+	}
+	return c, err
+}
+
+// ServiceAccountNotFoundError says that spec.serviceAccountName names no ServiceAccount.
+type ServiceAccountNotFoundError struct {
+	ServiceAccount types.NamespacedName
+}
+
+func (e *ServiceAccountNotFoundError) Error() string {
+	return fmt.Sprintf("ServiceAccount %s of spec.serviceAccountName not found", e.ServiceAccount)
+}
+
+// ClientFor is the client a Sync applies, prunes and reads its objects with, for the
+// reconciler and for `olmsync diff sync`: c itself, or, when the Sync names
+// spec.serviceAccountName, a client of cfg impersonating that account (with c's scheme
+// and mapper), so that the Sync can do no more than the account may. The account is looked
+// for through reader first; a missing one is a *ServiceAccountNotFoundError.
+func ClientFor(ctx context.Context, cfg *rest.Config, c client.Client, reader client.Reader, obj *olmsyncv1alpha1.Sync) (client.Client, error) {
 	name := obj.Spec.ServiceAccountName
 	if name == "" {
-		return r.Client, nil
+		return c, nil
 	}
 	sa := types.NamespacedName{Namespace: obj.Namespace, Name: name}
-	if err := r.APIReader.Get(ctx, sa, &corev1.ServiceAccount{}); err != nil {
+	if err := reader.Get(ctx, sa, &corev1.ServiceAccount{}); err != nil {
 		if apierrors.IsNotFound(err) {
-			conditions.MarkTrue(obj, olmsyncv1alpha1.ApplyFailedCondition, olmsyncv1alpha1.ServiceAccountNotFoundReason,
-				"ServiceAccount %s of spec.serviceAccountName not found", sa)
-			return nil, waiting("ServiceAccount %s not found", sa)
+			return nil, &ServiceAccountNotFoundError{ServiceAccount: sa}
 		}
 		return nil, fmt.Errorf("read ServiceAccount %s: %w", sa, err)
 	}
-	cfg := rest.CopyConfig(r.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", sa.Namespace, sa.Name)}
-	// The manager's mapper: no discovery per reconcile.
-	return client.New(cfg, client.Options{Scheme: r.Client.Scheme(), Mapper: r.Client.RESTMapper()})
+	impersonating := rest.CopyConfig(cfg)
+	impersonating.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", sa.Namespace, sa.Name)}
+	// c's mapper: no discovery per reconcile.
+	return client.New(impersonating, client.Options{Scheme: c.Scheme(), Mapper: c.RESTMapper()})
 }

@@ -3,6 +3,7 @@ package gitsync
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/sources"
@@ -89,13 +91,48 @@ func fetchReason(err error) string {
 	return olmsyncv1alpha1.FetchFailedReason
 }
 
-// fetchRequest turns spec.source into a fetch. What can never be fetched — a local URL
-// while local sources are off, credentials in the URL, a ref or a path that is not one —
+// fetchRequest turns spec.source into a fetch (FetchRequestOf). What can never be fetched
 // stalls the Sync; a Secret that is missing or has no usable keys makes it wait.
 func (r *Reconciler) fetchRequest(ctx context.Context, obj *olmsyncv1alpha1.Sync) (sources.FetchRequest, error) {
+	req, err := FetchRequestOf(ctx, r.APIReader, obj, r.Options.CacheDir, r.Options.AllowLocalSources)
+	var secretErr *SecretError
+	if errors.As(err, &secretErr) {
+		conditions.MarkTrue(obj, olmsyncv1alpha1.FetchFailedCondition, olmsyncv1alpha1.SecretNotFoundReason, "%s", secretErr)
+		if secretErr.NotFound {
+			return req, waiting("Secret %s not found", secretErr.Secret)
+		}
+		return req, waiting("Secret %s: %v", secretErr.Secret, secretErr.Err)
+	}
+	return req, err
+}
+
+// SecretError says that the Secret spec.source.secretRef names is missing, or holds no
+// usable credentials.
+type SecretError struct {
+	Secret types.NamespacedName
+	// NotFound: the Secret is not there. Otherwise Err says what is wrong with its keys.
+	NotFound bool
+	Err      error
+}
+
+func (e *SecretError) Error() string {
+	if e.NotFound {
+		return fmt.Sprintf("Secret %s of spec.source.secretRef not found", e.Secret)
+	}
+	return fmt.Sprintf("Secret %s of spec.source.secretRef: %v", e.Secret, e.Err)
+}
+
+func (e *SecretError) Unwrap() error { return e.Err }
+
+// FetchRequestOf turns spec.source into a fetch into cacheDir, with the credentials of
+// spec.source.secretRef read through secrets, for the reconciler and for `olmsync diff
+// sync`. What can never be fetched — a local URL unless allowLocal, credentials in the URL,
+// a ref or a path that is not one — is an error the reconciler stalls on; a Secret that is
+// missing or has no usable keys is a *SecretError.
+func FetchRequestOf(ctx context.Context, secrets client.Reader, obj *olmsyncv1alpha1.Sync, cacheDir string, allowLocal bool) (sources.FetchRequest, error) {
 	src := obj.Spec.Source
-	req := sources.FetchRequest{URL: src.URL, CacheDir: r.Options.CacheDir, Path: obj.Spec.Path}
-	if strings.HasPrefix(strings.ToLower(src.URL), "file://") && !r.Options.AllowLocalSources {
+	req := sources.FetchRequest{URL: src.URL, CacheDir: cacheDir, Path: obj.Spec.Path}
+	if strings.HasPrefix(strings.ToLower(src.URL), "file://") && !allowLocal {
 		return req, stalled(olmsyncv1alpha1.InvalidSpecReason,
 			"spec.source.url %s is a local repository, and olmsync runs without --allow-local-sources", src.URL)
 	}
@@ -117,19 +154,15 @@ func (r *Reconciler) fetchRequest(ctx context.Context, obj *olmsyncv1alpha1.Sync
 	}
 	secret := &corev1.Secret{}
 	name := types.NamespacedName{Namespace: obj.Namespace, Name: src.SecretRef.Name}
-	if err := r.APIReader.Get(ctx, name, secret); err != nil {
+	if err := secrets.Get(ctx, name, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			conditions.MarkTrue(obj, olmsyncv1alpha1.FetchFailedCondition, olmsyncv1alpha1.SecretNotFoundReason,
-				"Secret %s of spec.source.secretRef not found", name)
-			return req, waiting("Secret %s not found", name)
+			return req, &SecretError{Secret: name, NotFound: true}
 		}
-		return req, err
+		return req, fmt.Errorf("read Secret %s of spec.source.secretRef: %w", name, err)
 	}
 	creds, err := sources.CredentialsFromSecret(secret.Data)
 	if err != nil {
-		conditions.MarkTrue(obj, olmsyncv1alpha1.FetchFailedCondition, olmsyncv1alpha1.SecretNotFoundReason,
-			"Secret %s of spec.source.secretRef: %v", name, err)
-		return req, waiting("Secret %s: %v", name, err)
+		return req, &SecretError{Secret: name, Err: err}
 	}
 	req.Credentials = creds
 	return req, nil
