@@ -57,6 +57,10 @@ type ObjectResult struct {
 	// instead of reading the object again. Nil when the object is not in the cluster (a
 	// failure, a wait, or a creation in a dry run).
 	Live *unstructured.Unstructured
+	// DryRun is, in a dry run only (Applier.DryRun), the API server's answer to the dry-run
+	// apply of an object that exists: the object as a real apply would leave it, which
+	// Drift compared with Live. Nil otherwise (Apply does not keep it).
+	DryRun *unstructured.Unstructured
 }
 
 // Result is the outcome of one Apply, object by object, in the order they were handled.
@@ -293,6 +297,9 @@ func (a *Applier) applyOne(ctx context.Context, obj *unstructured.Unstructured, 
 		}
 		out.Drift = Drift(live, trial)
 		out.Live = live
+		if dryRun {
+			out.DryRun = trial
+		}
 		if len(out.Drift) == 0 {
 			out.Action = Unchanged
 			return out

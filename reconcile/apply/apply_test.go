@@ -271,7 +271,24 @@ func TestDriftIsCorrected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The dry run keeps the server's answer next to the live object: Git's value and the
+	// person's.
+	for _, o := range dry.With(Configured) {
+		if o.Entry.Kind != "ConfigMap" {
+			continue
+		}
+		after, _, _ := unstructured.NestedString(o.DryRun.Object, "data", "level")
+		before, _, _ := unstructured.NestedString(o.Live.Object, "data", "level")
+		if after != "info" || before != "debug" {
+			t.Errorf("dry run of the ConfigMap: data.level %q live, %q after the apply; want debug, info", before, after)
+		}
+	}
 	res := mustApply(t, a, repo(t, ns, g))
+	for _, o := range res.Objects {
+		if o.DryRun != nil {
+			t.Errorf("Apply kept the dry-run answer of %s", o.Entry)
+		}
+	}
 	for _, r := range []*Result{dry, res} {
 		got := map[string][]string{}
 		for _, o := range r.With(Configured) {
@@ -456,17 +473,16 @@ func TestPrune(t *testing.T) {
 	gone := inventory.Entry{Namespace: ns, Name: "vanished", Kind: "ConfigMap", Version: "v1"}
 	stale = append(stale, gone)
 
-	results, err := a.Prune(ctx, stale)
-	if err != nil {
-		t.Fatalf("Prune: %v", err)
-	}
 	type outcome struct {
 		Kind, Name string
 		Action     PruneAction
 	}
-	var got []outcome
-	for _, r := range results {
-		got = append(got, outcome{r.Entry.Kind, r.Entry.Name, r.Action})
+	outcomes := func(results []PruneResult) []outcome {
+		var got []outcome
+		for _, r := range results {
+			got = append(got, outcome{r.Entry.Kind, r.Entry.Name, r.Action})
+		}
+		return got
 	}
 	// Last stage first: custom resources and ConfigMaps, then the Subscription, then the CRD.
 	want := []outcome{
@@ -477,7 +493,29 @@ func TestPrune(t *testing.T) {
 		{"Subscription", "etcd", Deleted},
 		{"CustomResourceDefinition", "widgets." + g, Deleted},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+
+	// A dry run says the same and deletes nothing.
+	dry, err := a.DryRunPrune(ctx, stale)
+	if err != nil {
+		t.Fatalf("DryRunPrune: %v", err)
+	}
+	if diff := cmp.Diff(want, outcomes(dry)); diff != "" {
+		t.Errorf("DryRunPrune() (-want +got):\n%s", diff)
+	}
+	for _, r := range dry {
+		if r.Action == Deleted && !strings.HasSuffix(r.Message, "would be deleted") {
+			t.Errorf("dry run message %q", r.Message)
+		}
+	}
+	if w := get(t, a.Client, "operators.coreos.com/v1alpha1", "Subscription", ns, "etcd"); w.GetDeletionTimestamp() != nil {
+		t.Error("the dry run began deleting the Subscription")
+	}
+
+	results, err := a.Prune(ctx, stale)
+	if err != nil {
+		t.Fatalf("Prune: %v", err)
+	}
+	if diff := cmp.Diff(want, outcomes(results)); diff != "" {
 		t.Errorf("Prune() (-want +got):\n%s", diff)
 	}
 	for _, name := range []string{"keep-me", "adopted"} {

@@ -59,6 +59,13 @@ func Drift(live, dryRun *unstructured.Unstructured) []string {
 	return out
 }
 
+// Normalized is the object as Drift compares it: a copy without the server-written
+// metadata, status and the fields OLM rewrites (ignoredFields), so that a rendering of two
+// objects shows what Drift counted and nothing else.
+func Normalized(obj *unstructured.Unstructured) map[string]any {
+	return comparable(obj.Object, obj.GroupVersionKind().GroupKind())
+}
+
 func comparable(obj map[string]any, gk schema.GroupKind) map[string]any {
 	c := runtimeDeepCopy(obj)
 	for _, p := range serverFields {

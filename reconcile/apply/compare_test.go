@@ -93,3 +93,37 @@ func TestDriftOnlyIgnoresOLMFieldsOfOLMKinds(t *testing.T) {
 		t.Errorf("Drift() (-want +got):\n%s", diff)
 	}
 }
+
+// TestNormalized: the form Drift compares, which olmsync diff renders, has none of the
+// fields Drift leaves out, and the object itself is left as it was.
+func TestNormalized(t *testing.T) {
+	o := obj(t, `
+apiVersion: operators.coreos.com/v1
+kind: OperatorGroup
+metadata:
+  name: og
+  namespace: ops
+  uid: 1b7e
+  resourceVersion: "41"
+  generation: 2
+  creationTimestamp: "2026-01-01T00:00:00Z"
+  managedFields: [{manager: olmsync, operation: Apply}]
+  annotations: {olm.providedAPIs: EtcdCluster.v1beta2.etcd.database.coreos.com}
+  labels: {olmsync.dev/sync-name: s}
+spec: {targetNamespaces: [ops]}
+status: {namespaces: [ops]}
+`)
+	before := o.DeepCopy()
+	want := obj(t, `
+apiVersion: operators.coreos.com/v1
+kind: OperatorGroup
+metadata: {name: og, namespace: ops, labels: {olmsync.dev/sync-name: s}}
+spec: {targetNamespaces: [ops]}
+`)
+	if diff := cmp.Diff(want.Object, Normalized(o)); diff != "" {
+		t.Errorf("Normalized() (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(before.Object, o.Object); diff != "" {
+		t.Errorf("Normalized() changed the object (-before +after):\n%s", diff)
+	}
+}

@@ -59,13 +59,24 @@ func (e *PruneError) Error() string {
 // object that was read (a UID precondition), never one created again meanwhile. It returns
 // every entry's outcome and a *PruneError when a deletion failed.
 func (a *Applier) Prune(ctx context.Context, stale []inventory.Entry) ([]PruneResult, error) {
+	return a.prune(ctx, stale, false)
+}
+
+// DryRunPrune reports what Prune would do, deleting nothing: the same checks, and each
+// deletion sent as a dry run (so a deletion the API server would refuse is PruneFailed).
+// Deleted then means the object would be deleted.
+func (a *Applier) DryRunPrune(ctx context.Context, stale []inventory.Entry) ([]PruneResult, error) {
+	return a.prune(ctx, stale, true)
+}
+
+func (a *Applier) prune(ctx context.Context, stale []inventory.Entry, dryRun bool) ([]PruneResult, error) {
 	var out []PruneResult
 	var failed []PruneResult
 	for _, e := range pruneOrder(stale) {
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		r := a.pruneOne(ctx, e)
+		r := a.pruneOne(ctx, e, dryRun)
 		out = append(out, r)
 		if r.Action == PruneFailed {
 			failed = append(failed, r)
@@ -89,7 +100,7 @@ func pruneOrder(stale []inventory.Entry) []inventory.Entry {
 	return ordered
 }
 
-func (a *Applier) pruneOne(ctx context.Context, e inventory.Entry) PruneResult {
+func (a *Applier) pruneOne(ctx context.Context, e inventory.Entry, dryRun bool) PruneResult {
 	live := e.Object()
 	err := a.Client.Get(ctx, client.ObjectKeyFromObject(live), live)
 	switch {
@@ -110,7 +121,11 @@ func (a *Applier) pruneOne(ctx context.Context, e inventory.Entry) PruneResult {
 		return PruneResult{Entry: e, Action: Deleted, Message: fmt.Sprintf("%s is being deleted", e)}
 	}
 	uid := live.GetUID()
-	err = a.Client.Delete(ctx, live, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid})
+	opts := []client.DeleteOption{client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid}}
+	if dryRun {
+		opts = append(opts, client.DryRunAll)
+	}
+	err = a.Client.Delete(ctx, live, opts...)
 	switch {
 	case apierrors.IsNotFound(err):
 		return PruneResult{Entry: e, Action: Gone, Message: fmt.Sprintf("%s was already gone", e)}
@@ -120,6 +135,9 @@ func (a *Applier) pruneOne(ctx context.Context, e inventory.Entry) PruneResult {
 		return PruneResult{Entry: e, Action: Kept, Message: fmt.Sprintf("%s kept: it was replaced while being pruned", e)}
 	case err != nil:
 		return PruneResult{Entry: e, Action: PruneFailed, Message: fmt.Sprintf("delete %s: %v", e, err)}
+	}
+	if dryRun {
+		return PruneResult{Entry: e, Action: Deleted, Message: fmt.Sprintf("%s would be deleted", e)}
 	}
 	return PruneResult{Entry: e, Action: Deleted, Message: fmt.Sprintf("%s deleted", e)}
 }
