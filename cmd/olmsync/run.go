@@ -137,10 +137,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 			return err
 		}
 	}
-	gitCache, err := o.gitCacheDir()
-	if err != nil {
-		return err
-	}
+	gitCache := gitCacheDir(o.gitCache)
 	if o.sync.repo != "" {
 		if err := warnUncommitted(&o.sync); err != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "olmsync: %v\n", err)
@@ -210,12 +207,12 @@ func (o *runOptions) restConfig() (*rest.Config, error) {
 
 // gitCacheDir is --git-cache, else the user's cache folder, else (a container without a
 // home) the temporary folder.
-func (o *runOptions) gitCacheDir() (string, error) {
-	if o.gitCache != "" {
-		return o.gitCache, nil
+func gitCacheDir(flag string) string {
+	if flag != "" {
+		return flag
 	}
 	if dir, err := sources.DefaultCacheDir(); err == nil {
-		return dir, nil
+		return dir
 	}
-	return filepath.Join(os.TempDir(), "olmsync", "git"), nil
+	return filepath.Join(os.TempDir(), "olmsync", "git")
 }

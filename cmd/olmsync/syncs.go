@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -40,7 +42,9 @@ type syncVerb struct {
 	args            cobra.PositionalArgs
 	// list adds -A and -o; wait adds --wait and --timeout.
 	list, wait bool
-	run        func(ctx context.Context, s *syncSession, args []string) error
+	// flags adds the verb's own flags.
+	flags func(f *pflag.FlagSet)
+	run   func(ctx context.Context, s *syncSession, args []string) error
 }
 
 // syncSession is the flags every verb on Syncs shares and, once the command runs, the
@@ -52,6 +56,7 @@ type syncSession struct {
 	wait                           bool
 	timeout                        time.Duration
 
+	config   *rest.Config
 	client   client.Client
 	out, err io.Writer
 }
@@ -91,6 +96,9 @@ func newSyncVerbCommand(v syncVerb) *cobra.Command {
 	if v.wait {
 		f.BoolVar(&s.wait, "wait", true, "wait until the Sync has handled the reconcile and is Ready or failed")
 		f.DurationVar(&s.timeout, "timeout", 5*time.Minute, "give up after this long, waiting included")
+	}
+	if v.flags != nil {
+		v.flags(f)
 	}
 	parent := &cobra.Command{Use: v.verb, Short: v.verbShort}
 	parent.AddCommand(sub)
@@ -146,6 +154,7 @@ Sync, suspended, or --timeout reached.`,
 			args: cobra.ExactArgs(1), wait: true,
 			run: resumeSync,
 		}),
+		newDiffCommand(),
 	}
 }
 
@@ -159,7 +168,7 @@ func (s *syncSession) connect(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	s.client, s.out, s.err = c, cmd.OutOrStdout(), cmd.ErrOrStderr()
+	s.config, s.client, s.out, s.err = cfg, c, cmd.OutOrStdout(), cmd.ErrOrStderr()
 	return nil
 }
 
