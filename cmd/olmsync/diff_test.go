@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -220,6 +222,89 @@ func TestDiffSyncUnreachable(t *testing.T) {
 	wantExit(t, err, exitUsage)
 	if !strings.Contains(errOut, `no Sync "missing" in namespace `+ns) {
 		t.Errorf("standard error %q", errOut)
+	}
+}
+
+// TestDiffSyncGatedAndWaiting: a Sync never reconciled, whose repository has an
+// InstallPlan (OP010) and a custom resource whose CRD it renders too. In enforce mode the
+// InstallPlan is gated, naming the rule; the custom resource waits for its CRD; the rest
+// would be created; nothing is. In audit mode the InstallPlan would be created too.
+func TestDiffSyncGatedAndWaiting(t *testing.T) {
+	c := newSyncCLI(t)
+	syncNS := olmtest.NewNamespace(t, c.env, "diff-gated")
+	appNS := olmtest.NewNamespace(t, c.env, "diff-gated-team")
+	group := appNS + ".example.com"
+	up := gittest.NewUpstream(t, map[string]string{
+		"olmsync.yaml": fmt.Sprintf("apps:\n- {name: cluster-scope, path: cluster-scope}\n- {name: team, path: team, namespace: %s}\n", appNS),
+		"cluster-scope/crd.yaml": fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.%[1]s
+spec:
+  group: %[1]s
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`, group),
+		"team/widget.yaml":      fmt.Sprintf("apiVersion: %s/v1\nkind: Widget\nmetadata:\n  name: w\nspec: {size: 1}\n", group),
+		"team/configmap.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  level: info\n",
+		"team/installplan.yaml": installPlanYAML,
+	})
+	server := gittest.Serve(t, up, gittest.ServerOptions{})
+	sync := &olmsyncv1alpha1.Sync{
+		ObjectMeta: metav1.ObjectMeta{Namespace: syncNS, Name: "team"},
+		Spec: olmsyncv1alpha1.SyncSpec{
+			Source:   olmsyncv1alpha1.GitSource{URL: server.RepoURL(), Interval: metav1.Duration{Duration: time.Minute}},
+			Prune:    true,
+			Interval: metav1.Duration{Duration: 10 * time.Minute},
+		},
+	}
+	olmtest.Create(t, c.env, sync)
+	diffArgs := []string{"diff", "sync", "team", "-n", syncNS, "--git-cache", t.TempDir()}
+
+	out, _, err := c.run(diffArgs...)
+	wantExit(t, err, exitFindings)
+	for _, want := range []string{
+		fmt.Sprintf(`created    CustomResourceDefinition "widgets.%s" (app cluster-scope)`, group),
+		fmt.Sprintf(`created    ConfigMap "%s/a" (app team)`, appNS),
+		fmt.Sprintf(`waiting    Widget "%s/w" (app team): waits for its CustomResourceDefinition: the API server does not serve %s/v1, Kind=Widget yet`, appNS, group),
+		fmt.Sprintf(`gated      InstallPlan "%s/ip" (app team)`, appNS),
+		"2 created, 1 gated, 1 waiting: the cluster differs from the revision",
+	} {
+		if !containsLine(out, want) {
+			t.Errorf("diff output has no line %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "    OP010 (team/installplan.yaml:1): ") {
+		t.Errorf("the gated InstallPlan's rule is not named:\n%s", out)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := c.env.Client.Get(context.Background(), client.ObjectKey{Name: "widgets." + group}, crd); !apierrors.IsNotFound(err) {
+		t.Errorf("the diff created the CRD, or it cannot be read: %v", err)
+	}
+
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"policy":{"mode":"audit"}}}`))
+	if err := c.env.Client.Patch(context.Background(), sync, patch); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = c.run(append(diffArgs, "-o", "json")...)
+	wantExit(t, err, exitFindings)
+	var report diffJSON
+	if err := json.Unmarshal([]byte(out), &report); err != nil {
+		t.Fatalf("-o json: %v\n%s", err, out)
+	}
+	got := map[string]string{}
+	for _, o := range report.Objects {
+		got[o.Kind] = o.Action
+	}
+	want := map[string]string{"CustomResourceDefinition": "created", "ConfigMap": "created", "Widget": "waiting", "InstallPlan": "created"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("audit mode: actions (-want +got):\n%s", diff)
 	}
 }
 
