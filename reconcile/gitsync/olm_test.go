@@ -42,9 +42,10 @@ func operatorRepository(t *testing.T, ns string, api olmtest.API, bundles ...olm
 	})
 }
 
-// TestOperatorInstalledFromGit: a repository holding a namespace, its OperatorGroup, a
-// ConfigMap catalog with its CatalogSource, a Subscription and a custom resource of the
-// operator's CRD is enough: the embedded OLM resolves the Subscription, the InstallPlan
+// TestOperatorInstalledFromGit: a repository holding a namespace, its OperatorGroup and a
+// ConfigMap catalog with its CatalogSource is synced; then a commit adds a Subscription and
+// a custom resource of the operator's CRD, and that is enough: the embedded OLM resolves
+// the Subscription, the InstallPlan
 // completes, the CSV Succeeds, the custom resource is applied once its CRD is there, and
 // the Sync reports every app Healthy and Ready. A commit adding a version to the catalog
 // upgrades the operator, and the Sync follows it to Healthy again.
@@ -59,12 +60,16 @@ func TestOperatorInstalledFromGit(t *testing.T) {
 
 	api := olmtest.API{Group: ns + ".test.olmsync.dev", Version: "v1", Kind: "Widget"}
 	v100 := olmtest.Bundle{Package: "widget", Version: "1.0.0", Owns: []olmtest.API{api}}
-	up := gittest.NewUpstream(t, operatorRepository(t, ns, api, v100))
+	all := operatorRepository(t, ns, api, v100)
+	up := gittest.NewUpstream(t, with(all, map[string]string{"team/subscription.yaml": "", "team/widget.yaml": ""}))
 	srv := gittest.Serve(t, up, gittest.ServerOptions{})
 	createNamespace(t, env, "olmsync-olm")
 	s := newSync(t, env, "olmsync-olm", ns, srv.RepoURL(), nil)
+	appliedAt(t, env, s, gittest.Git(t, up.Work, "rev-parse", "HEAD")) // the catalog, no operator yet
 
-	got := operatorHealthy(t, env, s, ns, gittest.Git(t, up.Work, "rev-parse", "HEAD"), v100.Name())
+	// A commit adding the Subscription, and a Widget of the operator's CRD.
+	subscribed := up.Push(t, map[string]string{"team/subscription.yaml": all["team/subscription.yaml"], "team/widget.yaml": all["team/widget.yaml"]}, "subscribe to widget")
+	got := operatorHealthy(t, env, s, ns, subscribed, v100.Name())
 	if object(t, env, schema.GroupVersionKind{Group: api.Group, Version: api.Version, Kind: api.Kind}, ns, "w") == nil {
 		t.Error("the Widget was not applied once the operator brought its CRD")
 	}
