@@ -194,7 +194,7 @@ func fields(table string) []string {
 func TestGetSyncs(t *testing.T) {
 	c := newSyncCLI(t)
 	ns := olmtest.NewNamespace(t, c.env, "get-syncs")
-	other := olmtest.NewNamespace(t, c.env, "get-syncs")
+	other := olmtest.NewNamespace(t, c.env, "get-syncs-other") // sorts after ns, whatever their numbers
 	empty := olmtest.NewNamespace(t, c.env, "get-syncs")
 	c.createSync(ns, "platform", false, &olmsyncv1alpha1.SyncStatus{
 		LastAppliedRevision: "main@sha1:4f1b2c3d",
