@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/go-logr/logr"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -92,6 +94,8 @@ type Options struct {
 	LeaderElectionNamespace string
 	// Sync configures the Sync reconciler.
 	Sync gitsync.Options
+	// Logger, when set, is the manager's and its controllers' logger (default: ctrl.Log).
+	Logger logr.Logger
 	// WebhookAddr is the listen address of the webhook receiver (/hooks/<namespace>/<sync>);
 	// "" or "0" turns it off. It runs on every replica: it only asks for a reconcile.
 	WebhookAddr string
@@ -129,6 +133,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 	}
 	lease, renew, retry := 15*time.Second, 10*time.Second, 2*time.Second
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Logger:                        opts.Logger,
 		Scheme:                        sch,
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:        opts.ProbeAddr,

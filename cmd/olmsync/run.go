@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	goflag "flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -40,6 +41,7 @@ type runOptions struct {
 	allowLocalSources bool
 	concurrent        int
 	jitter            jitter.IntervalOptions
+	zap               zap.Options
 	// a Sync from flags
 	sync syncFlags
 	// a control plane of its own
@@ -89,6 +91,11 @@ branch; local sources are then allowed).`,
 	f.BoolVar(&o.allowLocalSources, "allow-local-sources", false, "let Syncs use file:// URLs, which read olmsync's own filesystem")
 	f.IntVar(&o.concurrent, "concurrent", 4, "how many Syncs are reconciled at once")
 	o.jitter.BindFlags(f) // --interval-jitter-percentage, 5 by default, as Flux's controllers
+	// --zap-log-level (info, debug, or a number), --zap-encoder, --zap-devel, ...: the
+	// logging flags of every controller-runtime manager.
+	zapFlags := goflag.NewFlagSet("zap", goflag.ContinueOnError)
+	o.zap.BindFlags(zapFlags)
+	f.AddGoFlagSet(zapFlags)
 	o.sync.register(f)
 	f.BoolVar(&o.local, "local", false, "start a control plane of its own on loopback (the pinned etcd and kube-apiserver `make envtest` builds) and run against it, CRDs installed; no kubelet, so operators' Deployments never become available")
 	f.StringVar(&o.localDir, "local-dir", filepath.Join(".olmsync", "local"), "with --local: the folder keeping the control plane's state (etcd's data, a kubeconfig for kubectl) across runs")
@@ -107,7 +114,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	if err := o.jitter.SetGlobalJitter(nil); err != nil {
 		return err
 	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(cmd.ErrOrStderr())))
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap), zap.WriteTo(cmd.ErrOrStderr())))
 	ctx := cmd.Context()
 	if o.local {
 		if o.kubeconfig != "" || o.context != "" {

@@ -215,6 +215,13 @@ func TestRunRejectsABadJitter(t *testing.T) {
 	}
 }
 
+func TestRunRejectsABadLogLevel(t *testing.T) {
+	_, err := run(t, "run", "--zap-log-level", "chatty")
+	if err == nil || !strings.Contains(err.Error(), "zap-log-level") {
+		t.Fatalf("err %v, want --zap-log-level refused", err)
+	}
+}
+
 func corev1PodTemplate(app string) corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": app}},

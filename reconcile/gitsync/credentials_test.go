@@ -2,10 +2,14 @@ package gitsync_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/go-logr/logr/funcr"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/google/go-cmp/cmp"
@@ -26,7 +30,10 @@ import (
 // Sync's status or in any Event.
 func TestCredentialsFromSecret(t *testing.T) {
 	env := testenv.Get(t)
-	startManager(t, env, managerOptions{})
+	logs := &logBuffer{}
+	// Debug, as `olmsync run --zap-log-level=debug` logs. (client-go dumps response bodies, a
+	// Secret's included, only from verbosity 8 up, as kubectl -v=8 does.)
+	startManager(t, env, managerOptions{logger: funcr.New(logs.write, funcr.Options{Verbosity: 1})})
 	ns := uniqueNS("creds")
 	up := gittest.NewUpstream(t, with(repository(ns), map[string]string{
 		"team/extra.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n",
@@ -87,7 +94,14 @@ func TestCredentialsFromSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	events := namespaceEvents(t, env, syncNS)
+	logged := logs.String()
+	if !strings.Contains(logged, olmsyncv1alpha1.AuthenticationFailedReason) {
+		t.Errorf("the failed fetch was not logged:\n%s", logged)
+	}
 	for _, p := range []string{password, wrong} {
+		if strings.Contains(logged, p) || strings.Contains(logged, base64.StdEncoding.EncodeToString([]byte(p))) {
+			t.Errorf("the log shows a password:\n%s", logged)
+		}
 		if strings.Contains(string(status), p) {
 			t.Errorf("the Sync's status shows a password: %s", status)
 		}
@@ -149,4 +163,22 @@ func namespaceEvents(t *testing.T, env *testenv.Env, ns string) []string {
 		out = append(out, fmt.Sprintf("events.k8s.io/v1 %s %s %s: %s (%s)", e.Regarding.Kind, e.Regarding.Name, e.Reason, e.Note, e.Action))
 	}
 	return out
+}
+
+// logBuffer keeps what a funcr logger writes, for a test to search.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *logBuffer) write(prefix, args string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.WriteString(prefix + " " + args + "\n")
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

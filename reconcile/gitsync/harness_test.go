@@ -48,6 +48,8 @@ type managerOptions struct {
 	config *rest.Config
 	// concurrent is the number of Syncs reconciled at once (0: the default).
 	concurrent int
+	// logger, when set, is the manager's (a test reads what olmsync logs).
+	logger logr.Logger
 	// globalCatalogNamespace is the embedded OLM's (`olmsync run --global-catalog-namespace`).
 	globalCatalogNamespace string
 }
@@ -71,6 +73,7 @@ func startManager(t testing.TB, env *testenv.Env, o managerOptions) *manager {
 		OLMOptions:  olm.Options{RetryInterval: time.Second, GlobalCatalogNamespace: o.globalCatalogNamespace},
 		MetricsAddr: "0", ProbeAddr: "0",
 		WebhookAddr: addr,
+		Logger:      o.logger,
 		Sync: gitsync.Options{
 			CacheDir:                o.cacheDir,
 			AllowLocalSources:       o.allowLocalSources,
