@@ -2,6 +2,7 @@ package gitsync_test
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -49,7 +50,11 @@ func TestSyncExampleLocal(t *testing.T) {
 
 	ns := uniqueNS("example")
 	createNamespace(t, env, ns)
-	s := newSync(t, env, ns, "local", srv.RepoURL(), nil)
+	s := newSync(t, env, ns, "local", srv.RepoURL(), func(spec *olmsyncv1alpha1.SyncSpec) {
+		// The example's namespaces have fixed names and envtest never finishes deleting a
+		// namespace: deleting the Sync at the end must not prune them.
+		spec.Prune = false
+	})
 	defer func() {
 		if t.Failed() {
 			for _, k := range []struct{ kind, ns, name string }{{"CatalogSource", "olm", "hello-catalog"}, {"Subscription", "hello", "hello-operator"}} {
@@ -60,13 +65,17 @@ func TestSyncExampleLocal(t *testing.T) {
 			}
 		}
 	}()
-	got := appliedAt(t, env, s, gittest.Git(t, up.Work, "rev-parse", "HEAD"))
-
-	for _, app := range got.Status.Apps {
-		if app.Sync != olmsyncv1alpha1.SyncStatusSynced || app.Health != olmsyncv1alpha1.HealthHealthy {
-			t.Errorf("app %s is %s and %s: %s", app.Name, app.Sync, app.Health, app.Message)
+	head := gittest.Git(t, up.Work, "rev-parse", "HEAD")
+	var got *olmsyncv1alpha1.Sync
+	eventually(t, "Sync Ready at HEAD with every app Synced and Healthy", func() error {
+		got = appliedAt(t, env, s, head)
+		for _, app := range got.Status.Apps {
+			if app.Sync != olmsyncv1alpha1.SyncStatusSynced || app.Health != olmsyncv1alpha1.HealthHealthy {
+				return fmt.Errorf("app %s is %s and %s: %s", app.Name, app.Sync, app.Health, app.Message)
+			}
 		}
-	}
+		return nil
+	})
 	if len(got.Status.Apps) != 2 {
 		t.Errorf("apps %+v, want cluster-scope and hello", got.Status.Apps)
 	}

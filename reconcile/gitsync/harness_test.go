@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -125,7 +126,9 @@ func createNamespace(t testing.TB, env *testenv.Env, name string) {
 }
 
 // newSync creates a Sync of url in namespace ns, polled every second, pruning; edit
-// changes its spec first.
+// changes its spec first. The Sync is deleted when the test ends, so that the managers of
+// later tests do not reconcile it against a git server that is gone (one whose fetch hangs
+// holds a manager's shutdown past its grace period).
 func newSync(t testing.TB, env *testenv.Env, ns, name, url string, edit func(*olmsyncv1alpha1.SyncSpec)) *olmsyncv1alpha1.Sync {
 	t.Helper()
 	s := &olmsyncv1alpha1.Sync{
@@ -142,7 +145,32 @@ func newSync(t testing.TB, env *testenv.Env, ns, name, url string, edit func(*ol
 	if err := env.Client.Create(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { removeSync(t, env, s) })
 	return s
+}
+
+// removeSync deletes a Sync and waits until it is gone: a manager still running (its
+// cleanup runs after the Sync's when the test started it first) finalizes it; without one
+// the finalizer is taken off after a while.
+func removeSync(t testing.TB, env *testenv.Env, s *olmsyncv1alpha1.Sync) {
+	ctx := context.Background()
+	if err := env.Client.Delete(ctx, s.DeepCopy()); client.IgnoreNotFound(err) != nil {
+		t.Errorf("delete Sync %s/%s: %v", s.Namespace, s.Name, err)
+		return
+	}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if _, err := getSync(env, s); apierrors.IsNotFound(err) {
+			return
+		}
+	}
+	got, err := getSync(env, s)
+	if err != nil {
+		return
+	}
+	got.Finalizers = nil
+	if err := env.Client.Update(ctx, got); client.IgnoreNotFound(err) != nil {
+		t.Errorf("take the finalizer off Sync %s/%s: %v", s.Namespace, s.Name, err)
+	}
 }
 
 // eventually polls check until it returns nil, failing the test with its last error after
@@ -183,7 +211,7 @@ func waitReady(t testing.TB, env *testenv.Env, s *olmsyncv1alpha1.Sync, status m
 		}
 		return nil
 	})
-	return got
+	return settled(t, env, got)
 }
 
 // appliedAt waits until the Sync is Ready at the commit, and returns it.
@@ -201,7 +229,27 @@ func appliedAt(t testing.TB, env *testenv.Env, s *olmsyncv1alpha1.Sync, commit s
 		}
 		return nil
 	})
-	return got
+	return settled(t, env, got)
+}
+
+// settled re-reads a Sync until two reads 300 ms apart show the same resourceVersion, and
+// returns the last. Flux's patch helper writes a reconcile's conditions and the rest of
+// its status in two requests, conditions first: a Sync read between them shows the new
+// Ready with the previous apps and inventory.
+func settled(t testing.TB, env *testenv.Env, s *olmsyncv1alpha1.Sync) *olmsyncv1alpha1.Sync {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(300 * time.Millisecond)
+		got, err := getSync(env, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ResourceVersion == s.ResourceVersion {
+			return got
+		}
+		s = got
+	}
+	return s
 }
 
 // object reads an object of the cluster; nil when it is not there.
