@@ -30,7 +30,7 @@ const (
 func releases(t *testing.T) (*gittest.Upstream, map[string]string) {
 	t.Helper()
 	u := gittest.NewUpstream(t, map[string]string{"app/version.yaml": "v1.0.0\n"})
-	hashes := map[string]string{"v1.0.0": gittest.Git(t, u.Work, "rev-parse", "HEAD")}
+	hashes := map[string]string{"v1.0.0": u.Head(t)}
 	gittest.Git(t, u.Work, "tag", "v1.0.0")
 	for _, v := range []string{"v1.1.0", "v1.2.0-rc.1", "v2.0.0"} {
 		hashes[v] = commitFiles(t, u.Work, map[string]string{"app/version.yaml": v + "\n"}, v)
@@ -446,7 +446,7 @@ func TestFetchOverSSH(t *testing.T) {
 
 func TestFetchConcurrentlyIntoOneCache(t *testing.T) {
 	u := gittest.NewUpstream(t, map[string]string{"a.yaml": "a\n"})
-	want := gittest.Git(t, u.Work, "rev-parse", "HEAD")
+	want := u.Head(t)
 	cache := t.TempDir()
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
@@ -506,7 +506,7 @@ func TestFetchRecoversFromBrokenCache(t *testing.T) {
 					t.Fatal(err)
 				}
 				breakCache(t, onlyCacheRepo(t, cache))
-				want := gittest.Git(t, u.Work, "rev-parse", "HEAD")
+				want := u.Head(t)
 				if pushed {
 					want = u.Push(t, map[string]string{"a.yaml": "b-" + want + "\n"}, "b")
 				}

@@ -22,6 +22,7 @@ import (
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/internal/gittest"
 	"github.com/olmsync/olmsync/internal/olmtest"
+	"github.com/olmsync/olmsync/internal/testenv"
 	"github.com/olmsync/olmsync/reconcile/gitsync"
 	"github.com/olmsync/olmsync/reconcile/metrics"
 )
@@ -204,7 +205,7 @@ func TestDiffSync(t *testing.T) {
 func TestDiffSyncUnreachable(t *testing.T) {
 	c := newSyncCLI(t)
 	ns := olmtest.NewNamespace(t, c.env, "diff-unreachable")
-	url := "http://" + freeAddr(t) + "/project.git" // nothing listens there
+	url := "http://" + testenv.FreeAddr(t) + "/project.git" // nothing listens there
 	olmtest.Create(t, c.env, &olmsyncv1alpha1.Sync{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gone"},
 		Spec: olmsyncv1alpha1.SyncSpec{

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -39,16 +38,6 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 func kubeconfigFile(t *testing.T, env *testenv.Env) string {
@@ -99,7 +88,7 @@ func get(url string) (int, string, error) {
 // from a ConfigMap catalog through a Subscription, and serves OLM's metrics.
 func TestRunInstallsAnOperator(t *testing.T) {
 	env := testenv.Get(t)
-	metricsAddr, probeAddr := freeAddr(t), freeAddr(t)
+	metricsAddr, probeAddr := testenv.FreeAddr(t), testenv.FreeAddr(t)
 	out, done := startRun(t, "--kubeconfig", kubeconfigFile(t, env), "--install-crds",
 		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", probeAddr,
 		"--leader-election-namespace", "kube-system")
@@ -170,7 +159,7 @@ func TestRunLeavesOLMToTheCluster(t *testing.T) {
 	}
 	olmtest.Create(t, env, dep)
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), dep) })
-	probeAddr := freeAddr(t)
+	probeAddr := testenv.FreeAddr(t)
 	out, _ := startRun(t, "--kubeconfig", kubeconfigFile(t, env), "--olm", "auto", "--metrics-bind-address", "0",
 		"--health-probe-bind-address", probeAddr, "--leader-elect=false")
 	olmtest.Eventually(t, "readyz", func() error {

@@ -42,6 +42,12 @@ func (u *Upstream) Push(tb testing.TB, files map[string]string, msg string) stri
 	return hash
 }
 
+// Head is the commit the working clone's branch is at: what was pushed last.
+func (u *Upstream) Head(tb testing.TB) string {
+	tb.Helper()
+	return Git(tb, u.Work, "rev-parse", "HEAD")
+}
+
 // PushRefs pushes main and every tag of the working clone, forcing.
 func (u *Upstream) PushRefs(tb testing.TB) {
 	tb.Helper()

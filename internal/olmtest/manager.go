@@ -139,10 +139,10 @@ func OwnGroup(tb testing.TB, env *testenv.Env, ns string) {
 }
 
 // Eventually polls check until it returns nil, failing the test with its last error after
-// a minute.
+// 90 seconds (an operator installed through a Sync under -race on a busy machine).
 func Eventually(tb testing.TB, what string, check func() error) {
 	tb.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	var err error
 	for time.Now().Before(deadline) {
 		if err = check(); err == nil {

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -243,4 +244,16 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// FreeAddr is a loopback address no one listens on now, for a server a test starts (a
+// manager's webhook receiver, metrics or probes).
+func FreeAddr(tb testing.TB) string {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }

@@ -1,11 +1,7 @@
 package gitsync_test
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -83,7 +79,7 @@ func BenchmarkCommitToApplied(b *testing.B) {
 				spec.Interval = metav1.Duration{Duration: time.Hour}
 				spec.Webhook = &olmsyncv1alpha1.WebhookSpec{SecretRef: olmsyncv1alpha1.LocalObjectReference{Name: "hook"}}
 			})
-			appliedAt(b, env, s, gittest.Git(b, up.Work, "rev-parse", "HEAD"))
+			appliedAt(b, env, s, up.Head(b))
 			hook := m.webhook + "/hooks/" + ns + "/" + s.Name
 
 			var total, slowest time.Duration
@@ -104,7 +100,10 @@ func BenchmarkCommitToApplied(b *testing.B) {
 					}, fmt.Sprintf("commit %d", commits))
 					start := time.Now()
 					if tc.webhook {
-						githubPush(b, hook, token, commit)
+						body := fmt.Appendf(nil, `{"ref":"refs/heads/main","after":%q}`, commit)
+						if code := post(b, hook, map[string]string{receiver.GitHubSignatureHeader: sign(token, body), "X-GitHub-Event": "push"}, body); code/100 != 2 {
+							b.Fatalf("webhook answered %d", code)
+						}
 					}
 					waitApplied(b, env, s, commit)
 					d := time.Since(start)
@@ -119,44 +118,33 @@ func BenchmarkCommitToApplied(b *testing.B) {
 	}
 }
 
-// githubPush sends the receiver what GitHub sends on a push, signed with token.
-func githubPush(tb testing.TB, url string, token []byte, commit string) {
-	tb.Helper()
-	body := fmt.Appendf(nil, `{"ref":"refs/heads/main","after":%q}`, commit)
-	mac := hmac.New(sha256.New, token)
-	mac.Write(body)
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-GitHub-Event", "push")
-	req.Header.Set(receiver.GitHubSignatureHeader, "sha256="+hex.EncodeToString(mac.Sum(nil)))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		tb.Fatalf("webhook answered %s", resp.Status)
-	}
-}
-
 // waitApplied polls the Sync every 20 ms until its last applied revision is commit.
 func waitApplied(tb testing.TB, env *testenv.Env, s *olmsyncv1alpha1.Sync, commit string) {
 	tb.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		got, err := getSync(env, s)
-		if err != nil {
+	pollSync(tb, env, s, 20*time.Millisecond, 2*time.Minute, "applied "+commit, func(got *olmsyncv1alpha1.Sync) bool {
+		return strings.HasSuffix(got.Status.LastAppliedRevision, commit)
+	})
+}
+
+// pollSync reads the Sync every so often until done says so, failing after timeout with
+// what it waited for and the Sync's conditions.
+func pollSync(tb testing.TB, env *testenv.Env, s *olmsyncv1alpha1.Sync, every, timeout time.Duration, what string, done func(*olmsyncv1alpha1.Sync) bool) {
+	tb.Helper()
+	var got *olmsyncv1alpha1.Sync
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(every) {
+		var err error
+		if got, err = getSync(env, s); err != nil {
 			tb.Fatal(err)
 		}
-		if strings.HasSuffix(got.Status.LastAppliedRevision, commit) {
+		if done(got) {
 			return
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	tb.Fatalf("Sync %s/%s did not apply %s in 2 minutes", s.Namespace, s.Name, commit)
+	var conds []string
+	for _, c := range got.Status.Conditions {
+		conds = append(conds, c.Type+"="+string(c.Status)+" "+c.Reason+": "+c.Message)
+	}
+	tb.Fatalf("Sync %s/%s not %s in %s: %s", s.Namespace, s.Name, what, timeout, strings.Join(conds, "; "))
 }
 
 // BenchmarkManySyncs measures one olmsync reconciling 50 Syncs of 100 objects each (5,000
@@ -191,7 +179,7 @@ func BenchmarkManySyncs(b *testing.B) {
 		createNamespace(b, env, run)
 		up := gittest.NewUpstream(b, files)
 		srv := gittest.Serve(b, up, gittest.ServerOptions{})
-		head := gittest.Git(b, up.Work, "rev-parse", "HEAD")
+		head := up.Head(b)
 
 		heapBefore := heapInUse()
 		startManager(b, env, managerOptions{config: cfg})
@@ -206,7 +194,9 @@ func BenchmarkManySyncs(b *testing.B) {
 			}))
 		}
 		for _, s := range list {
-			waitReadyAt(b, env, s, head)
+			pollSync(b, env, s, 100*time.Millisecond, 10*time.Minute, "Ready at "+head, func(got *olmsyncv1alpha1.Sync) bool {
+				return strings.HasSuffix(got.Status.LastAppliedRevision, head) && conditions.IsReady(got)
+			})
 		}
 		elapsed := time.Since(start)
 		b.StopTimer()
@@ -226,28 +216,6 @@ func BenchmarkManySyncs(b *testing.B) {
 		b.ReportMetric(float64(int64(heapAfter)-int64(heapBefore))/(1<<20), "heap-MB")
 		b.StartTimer()
 	}
-}
-
-// waitReadyAt polls a Sync every 100 ms until it is Ready at commit.
-func waitReadyAt(tb testing.TB, env *testenv.Env, s *olmsyncv1alpha1.Sync, commit string) {
-	tb.Helper()
-	deadline := time.Now().Add(10 * time.Minute)
-	for time.Now().Before(deadline) {
-		got, err := getSync(env, s)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if strings.HasSuffix(got.Status.LastAppliedRevision, commit) && conditions.IsReady(got) {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	got, _ := getSync(env, s)
-	var conds []string
-	for _, c := range got.Status.Conditions {
-		conds = append(conds, c.Type+"="+string(c.Status)+" "+c.Reason+": "+c.Message)
-	}
-	tb.Fatalf("Sync %s/%s not Ready at %s in 10 minutes: %s", s.Namespace, s.Name, commit, strings.Join(conds, "; "))
 }
 
 func heapInUse() uint64 {

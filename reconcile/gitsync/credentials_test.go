@@ -20,6 +20,7 @@ import (
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/internal/gittest"
+	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
 )
 
@@ -52,7 +53,7 @@ func TestCredentialsFromSecret(t *testing.T) {
 	s := newSync(t, env, syncNS, ns, srv.RepoURL(), func(spec *olmsyncv1alpha1.SyncSpec) {
 		spec.Source.SecretRef = &olmsyncv1alpha1.LocalObjectReference{Name: secret.Name}
 	})
-	before := appliedAt(t, env, s, gittest.Git(t, up.Work, "rev-parse", "HEAD"))
+	before := appliedAt(t, env, s, up.Head(t))
 	if !strings.HasPrefix(srv.RepoURL(), "https://") || object(t, env, configMapGVK, ns, "extra") == nil {
 		t.Fatalf("the Sync did not apply %s", srv.RepoURL())
 	}
@@ -81,7 +82,7 @@ func TestCredentialsFromSecret(t *testing.T) {
 		t.Errorf("the inventory changed while the fetch failed (-before +after):\n%s", diff)
 	}
 
-	eventually(t, "a Warning Event saying AuthenticationFailed", func() error {
+	olmtest.Eventually(t, "a Warning Event saying AuthenticationFailed", func() error {
 		for _, e := range syncEvents(t, env, s) {
 			if strings.HasPrefix(e, "Warning "+olmsyncv1alpha1.AuthenticationFailedReason+": ") {
 				return nil
@@ -141,7 +142,7 @@ func TestMissingSecretWaits(t *testing.T) {
 	if err := env.Client.Create(context.Background(), secret); err != nil {
 		t.Fatal(err)
 	}
-	appliedAt(t, env, s, gittest.Git(t, up.Work, "rev-parse", "HEAD"))
+	appliedAt(t, env, s, up.Head(t))
 }
 
 // namespaceEvents are every Event of a namespace, core/v1 and events.k8s.io/v1, as text.

@@ -11,6 +11,7 @@ import (
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/internal/gittest"
+	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
 )
 
@@ -37,7 +38,7 @@ func TestDeleteSync(t *testing.T) {
 			up := gittest.NewUpstream(t, repository(ns))
 			srv := gittest.Serve(t, up, gittest.ServerOptions{})
 			s := newSync(t, env, syncNS, ns, srv.RepoURL(), func(spec *olmsyncv1alpha1.SyncSpec) { spec.Prune = tc.prune })
-			applied := appliedAt(t, env, s, gittest.Git(t, up.Work, "rev-parse", "HEAD"))
+			applied := appliedAt(t, env, s, up.Head(t))
 			if n := len(applied.Status.Inventory.Entries); n != 3 {
 				t.Fatalf("inventory has %d entries, want the Namespace, the OperatorGroup and the ConfigMap: %+v", n, applied.Status.Inventory.Entries)
 			}
@@ -49,7 +50,7 @@ func TestDeleteSync(t *testing.T) {
 			if err := env.Client.Delete(context.Background(), s); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, "the Sync gone", func() error {
+			olmtest.Eventually(t, "the Sync gone", func() error {
 				got, err := getSync(env, s)
 				if apierrors.IsNotFound(err) {
 					return nil

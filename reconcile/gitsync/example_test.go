@@ -65,9 +65,9 @@ func TestSyncExampleLocal(t *testing.T) {
 			}
 		}
 	}()
-	head := gittest.Git(t, up.Work, "rev-parse", "HEAD")
+	head := up.Head(t)
 	var got *olmsyncv1alpha1.Sync
-	eventually(t, "Sync Ready at HEAD with every app Synced and Healthy", func() error {
+	olmtest.Eventually(t, "Sync Ready at HEAD with every app Synced and Healthy", func() error {
 		got = appliedAt(t, env, s, head)
 		for _, app := range got.Status.Apps {
 			if app.Sync != olmsyncv1alpha1.SyncStatusSynced || app.Health != olmsyncv1alpha1.HealthHealthy {

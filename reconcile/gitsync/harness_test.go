@@ -3,7 +3,6 @@ package gitsync_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -23,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
+	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
 	"github.com/olmsync/olmsync/reconcile"
 	"github.com/olmsync/olmsync/reconcile/gitsync"
@@ -63,7 +63,7 @@ func startManager(t testing.TB, env *testenv.Env, o managerOptions) *manager {
 	if o.cacheDir == "" {
 		o.cacheDir = t.TempDir()
 	}
-	addr := freeAddr(t)
+	addr := testenv.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := o.config
 	if cfg == nil {
@@ -97,16 +97,6 @@ func startManager(t testing.TB, env *testenv.Env, o managerOptions) *manager {
 		}
 	})
 	return &manager{Manager: mgr, webhook: "http://" + addr}
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 var nsCounter atomic.Int64
@@ -173,21 +163,6 @@ func removeSync(t testing.TB, env *testenv.Env, s *olmsyncv1alpha1.Sync) {
 	}
 }
 
-// eventually polls check until it returns nil, failing the test with its last error after
-// 90 seconds.
-func eventually(t testing.TB, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = check(); err == nil {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("%s: %v", what, err)
-}
-
 // getSync reads a Sync.
 func getSync(env *testenv.Env, s *olmsyncv1alpha1.Sync) (*olmsyncv1alpha1.Sync, error) {
 	out := &olmsyncv1alpha1.Sync{}
@@ -200,7 +175,7 @@ func getSync(env *testenv.Env, s *olmsyncv1alpha1.Sync) (*olmsyncv1alpha1.Sync, 
 func waitReady(t testing.TB, env *testenv.Env, s *olmsyncv1alpha1.Sync, status metav1.ConditionStatus, reason string) *olmsyncv1alpha1.Sync {
 	t.Helper()
 	var got *olmsyncv1alpha1.Sync
-	eventually(t, fmt.Sprintf("Sync %s Ready=%s %s", s.Name, status, reason), func() error {
+	olmtest.Eventually(t, fmt.Sprintf("Sync %s Ready=%s %s", s.Name, status, reason), func() error {
 		var err error
 		if got, err = getSync(env, s); err != nil {
 			return err
@@ -218,7 +193,7 @@ func waitReady(t testing.TB, env *testenv.Env, s *olmsyncv1alpha1.Sync, status m
 func appliedAt(t testing.TB, env *testenv.Env, s *olmsyncv1alpha1.Sync, commit string) *olmsyncv1alpha1.Sync {
 	t.Helper()
 	var got *olmsyncv1alpha1.Sync
-	eventually(t, fmt.Sprintf("Sync %s Ready at %s", s.Name, commit), func() error {
+	olmtest.Eventually(t, fmt.Sprintf("Sync %s Ready at %s", s.Name, commit), func() error {
 		var err error
 		if got, err = getSync(env, s); err != nil {
 			return err

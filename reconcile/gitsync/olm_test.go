@@ -65,7 +65,7 @@ func TestOperatorInstalledFromGit(t *testing.T) {
 	srv := gittest.Serve(t, up, gittest.ServerOptions{})
 	createNamespace(t, env, "olmsync-olm")
 	s := newSync(t, env, "olmsync-olm", ns, srv.RepoURL(), nil)
-	appliedAt(t, env, s, gittest.Git(t, up.Work, "rev-parse", "HEAD")) // the catalog, no operator yet
+	appliedAt(t, env, s, up.Head(t)) // the catalog, no operator yet
 
 	// A commit adding the Subscription, and a Widget of the operator's CRD.
 	subscribed := up.Push(t, map[string]string{"team/subscription.yaml": all["team/subscription.yaml"], "team/widget.yaml": all["team/widget.yaml"]}, "subscribe to widget")
@@ -87,7 +87,7 @@ func TestOperatorInstalledFromGit(t *testing.T) {
 	if plans := installPlans(t, env, ns); !slices.Equal(plans, []string{"[widget.v1.0.0] Complete", "[widget.v1.1.0] Complete"}) {
 		t.Errorf("InstallPlans %v, want the install and the upgrade, Complete", plans)
 	}
-	eventually(t, "the replaced CSV gone", func() error {
+	olmtest.Eventually(t, "the replaced CSV gone", func() error {
 		var l v1alpha1.ClusterServiceVersionList
 		if err := env.Client.List(context.Background(), &l, client.InNamespace(ns)); err != nil {
 			return err
@@ -109,7 +109,7 @@ func TestOperatorInstalledFromGit(t *testing.T) {
 func operatorHealthy(t *testing.T, env *testenv.Env, s *olmsyncv1alpha1.Sync, ns, commit, csv string) *olmsyncv1alpha1.Sync {
 	t.Helper()
 	var got *olmsyncv1alpha1.Sync
-	eventually(t, fmt.Sprintf("Sync %s Ready at %s with %s installed", s.Name, commit, csv), func() error {
+	olmtest.Eventually(t, fmt.Sprintf("Sync %s Ready at %s with %s installed", s.Name, commit, csv), func() error {
 		sub := &v1alpha1.Subscription{}
 		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "widget"}, sub); err != nil {
 			return err

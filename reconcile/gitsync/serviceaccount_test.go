@@ -15,6 +15,7 @@ import (
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/internal/gittest"
+	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
 )
 
@@ -60,7 +61,7 @@ func TestServiceAccountLimitsTheSync(t *testing.T) {
 	account := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: syncNS, Name: "deployer"}}
 	create(t, env, account.DeepCopy())
 
-	eventually(t, "the allowed ConfigMap applied, the other refused", func() error {
+	olmtest.Eventually(t, "the allowed ConfigMap applied, the other refused", func() error {
 		var err error
 		if got, err = getSync(env, s); err != nil {
 			return err
@@ -88,7 +89,7 @@ func TestServiceAccountLimitsTheSync(t *testing.T) {
 
 	// Granted the other namespace too, the account applies everything.
 	grantConfigMaps(t, env, denied, syncNS, "deployer")
-	head := gittest.Git(t, up.Work, "rev-parse", "HEAD")
+	head := up.Head(t)
 	appliedAt(t, env, s, head)
 	if object(t, env, configMapGVK, denied, "settings") == nil {
 		t.Errorf("ConfigMap %s/settings was not applied once the account may", denied)

@@ -21,6 +21,7 @@ import (
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/internal/gittest"
+	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
 )
 
@@ -75,10 +76,10 @@ func TestFirstSyncAppliesInStages(t *testing.T) {
 
 	createNamespace(t, env, "olmsync-stages")
 	s := newSync(t, env, "olmsync-stages", ns, srv.RepoURL(), nil)
-	head := gittest.Git(t, up.Work, "rev-parse", "HEAD")
+	head := up.Head(t)
 	widgetGVK := schema.GroupVersionKind{Group: group, Version: "v1", Kind: "Widget"}
 	var got *olmsyncv1alpha1.Sync
-	eventually(t, "every object applied", func() error {
+	olmtest.Eventually(t, "every object applied", func() error {
 		var err error
 		if got, err = getSync(env, s); err != nil {
 			return err
@@ -164,7 +165,7 @@ func TestViolationGatedThenAudit(t *testing.T) {
 	srv := gittest.Serve(t, up, gittest.ServerOptions{})
 	createNamespace(t, env, "olmsync-gate")
 	s := newSync(t, env, "olmsync-gate", ns, srv.RepoURL(), nil)
-	appliedAt(t, env, s, gittest.Git(t, up.Work, "rev-parse", "HEAD"))
+	appliedAt(t, env, s, up.Head(t))
 
 	// A second OperatorGroup, in the team app: OP001 (only in the cluster-scope app), and
 	// OP004 (one per namespace) about both groups. The ConfigMap beside it breaks nothing.
@@ -202,7 +203,7 @@ func TestViolationGatedThenAudit(t *testing.T) {
 	if diff := cmp.Diff(want, findings); diff != "" {
 		t.Errorf("violations (-want +got):\n%s", diff)
 	}
-	eventually(t, "a Warning Event naming the rule, the object, the file and the line", func() error {
+	olmtest.Eventually(t, "a Warning Event naming the rule, the object, the file and the line", func() error {
 		for _, e := range syncEvents(t, env, s) {
 			if strings.HasPrefix(e, "Warning PolicyViolation: ") && strings.Contains(e, "OP001") && strings.Contains(e, "team/operatorgroup.yaml:1") {
 				return nil
@@ -247,7 +248,7 @@ func TestBrokenRenderPrunesNothing(t *testing.T) {
 	srv := gittest.Serve(t, up, gittest.ServerOptions{})
 	createNamespace(t, env, "olmsync-prune")
 	s := newSync(t, env, "olmsync-prune", ns, srv.RepoURL(), nil)
-	appliedAt(t, env, s, gittest.Git(t, up.Work, "rev-parse", "HEAD"))
+	appliedAt(t, env, s, up.Head(t))
 
 	broken := up.Push(t, map[string]string{
 		"team/extra.yaml":         "",
@@ -276,7 +277,7 @@ func TestBrokenRenderPrunesNothing(t *testing.T) {
 
 	fixed := up.Push(t, map[string]string{"team/kustomization.yaml": ""}, "fix")
 	appliedAt(t, env, s, fixed)
-	eventually(t, "extra pruned", func() error {
+	olmtest.Eventually(t, "extra pruned", func() error {
 		if object(t, env, configMapGVK, ns, "extra") != nil {
 			return fmt.Errorf("ConfigMap %s/extra is still there", ns)
 		}
@@ -306,7 +307,7 @@ func TestDriftCorrected(t *testing.T) {
 	s := newSync(t, env, "olmsync-drift", ns, srv.RepoURL(), func(spec *olmsyncv1alpha1.SyncSpec) {
 		spec.Interval = metav1.Duration{Duration: 2 * time.Second}
 	})
-	appliedAt(t, env, s, gittest.Git(t, up.Work, "rev-parse", "HEAD"))
+	appliedAt(t, env, s, up.Head(t))
 
 	cm := object(t, env, configMapGVK, ns, "settings")
 	if err := unstructured.SetNestedField(cm.Object, "debug", "data", "level"); err != nil {
@@ -315,7 +316,7 @@ func TestDriftCorrected(t *testing.T) {
 	if err := env.Client.Update(context.Background(), cm); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "data.level put back", func() error {
+	olmtest.Eventually(t, "data.level put back", func() error {
 		level, _, _ := unstructured.NestedString(object(t, env, configMapGVK, ns, "settings").Object, "data", "level")
 		if level != "info" {
 			return fmt.Errorf("data.level is %q", level)
@@ -326,7 +327,7 @@ func TestDriftCorrected(t *testing.T) {
 	if err := env.Client.Delete(context.Background(), object(t, env, configMapGVK, ns, "settings")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the deleted ConfigMap back", func() error {
+	olmtest.Eventually(t, "the deleted ConfigMap back", func() error {
 		if object(t, env, configMapGVK, ns, "settings") == nil {
 			return fmt.Errorf("not there")
 		}
@@ -347,7 +348,7 @@ func TestServerGoneKeepsLastRevision(t *testing.T) {
 	s := newSync(t, env, "olmsync-gone", ns, srv.RepoURL(), func(spec *olmsyncv1alpha1.SyncSpec) {
 		spec.Interval = metav1.Duration{Duration: 2 * time.Second}
 	})
-	before := appliedAt(t, env, s, gittest.Git(t, up.Work, "rev-parse", "HEAD"))
+	before := appliedAt(t, env, s, up.Head(t))
 
 	srv.Close()
 	got := waitReady(t, env, s, metav1.ConditionFalse, olmsyncv1alpha1.GitUnreachableReason)
@@ -358,7 +359,7 @@ func TestServerGoneKeepsLastRevision(t *testing.T) {
 	if err := env.Client.Delete(context.Background(), object(t, env, configMapGVK, ns, "settings")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the deleted ConfigMap back from the cached revision", func() error {
+	olmtest.Eventually(t, "the deleted ConfigMap back from the cached revision", func() error {
 		if object(t, env, configMapGVK, ns, "settings") == nil {
 			return fmt.Errorf("not there")
 		}
@@ -387,7 +388,7 @@ func TestPathReadsOnlyItsFolder(t *testing.T) {
 	srv := gittest.Serve(t, up, gittest.ServerOptions{})
 	createNamespace(t, env, "olmsync-path")
 	s := newSync(t, env, "olmsync-path", ns, srv.RepoURL(), func(spec *olmsyncv1alpha1.SyncSpec) { spec.Path = "./clusters/prod" })
-	appliedAt(t, env, s, gittest.Git(t, up.Work, "rev-parse", "HEAD"))
+	appliedAt(t, env, s, up.Head(t))
 
 	missing := newSync(t, env, "olmsync-path", ns+"-missing", srv.RepoURL(), func(spec *olmsyncv1alpha1.SyncSpec) { spec.Path = "clusters/staging" })
 	got := waitReady(t, env, missing, metav1.ConditionFalse, olmsyncv1alpha1.BuildFailedReason)
@@ -414,7 +415,7 @@ func TestFolderBackAtTheAppliedRevision(t *testing.T) {
 		spec.Path = "clusters/prod"
 		spec.Interval = metav1.Duration{Duration: time.Hour}
 	})
-	good := gittest.Git(t, up.Work, "rev-parse", "HEAD")
+	good := up.Head(t)
 	appliedAt(t, env, s, good)
 
 	gittest.Git(t, up.Work, "mv", "clusters/prod", "clusters/production")
@@ -440,7 +441,7 @@ func TestReconcilerWritesOnlyStatus(t *testing.T) {
 	createNamespace(t, env, "olmsync-status-only")
 	s := newSync(t, env, "olmsync-status-only", ns, srv.RepoURL(), nil)
 	created, _ := getSync(env, s)
-	got := appliedAt(t, env, s, gittest.Git(t, up.Work, "rev-parse", "HEAD"))
+	got := appliedAt(t, env, s, up.Head(t))
 	if diff := cmp.Diff(created.Spec, got.Spec); diff != "" {
 		t.Errorf("spec changed (-created +reconciled):\n%s", diff)
 	}

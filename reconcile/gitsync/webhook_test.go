@@ -48,7 +48,7 @@ func TestWebhookTriggersReconcile(t *testing.T) {
 		spec.Interval = metav1.Duration{Duration: time.Hour}
 		spec.Webhook = &olmsyncv1alpha1.WebhookSpec{SecretRef: olmsyncv1alpha1.LocalObjectReference{Name: secret.Name}}
 	})
-	appliedAt(t, env, s, gittest.Git(t, up.Work, "rev-parse", "HEAD"))
+	appliedAt(t, env, s, up.Head(t))
 	hook := mgr.webhook + receiver.PathPrefix + syncNS + "/" + s.Name
 
 	pushed := up.Push(t, map[string]string{
@@ -122,7 +122,7 @@ func sign(key, body []byte) string {
 }
 
 // post sends a webhook request and returns the status code.
-func post(t *testing.T, url string, headers map[string]string, body []byte) int {
+func post(t testing.TB, url string, headers map[string]string, body []byte) int {
 	t.Helper()
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {

@@ -42,19 +42,7 @@ func TestSecondGroupGoneAfterAStaleRead(t *testing.T) {
 		Client:    &olmtest.StaleCache{Client: env.Client, Stale: stale},
 		APIReader: env.Client,
 	}
-	syncAndGet := func() *operatorsv1.OperatorGroup {
-		t.Helper()
-		if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil {
-			t.Fatalf("reconcile: %v", err)
-		}
-		og := &operatorsv1.OperatorGroup{}
-		if err := env.Client.Get(ctx, key, og); err != nil {
-			t.Fatal(err)
-		}
-		return og
-	}
-
-	og := syncAndGet()
+	og := syncAndGet(t, env, r, key)
 	if !apimeta.IsStatusConditionTrue(og.Status.Conditions, operatorsv1.MultipleOperatorGroupCondition) {
 		t.Fatalf("conditions %+v with two groups in the namespace, want %s", og.Status.Conditions, operatorsv1.MultipleOperatorGroupCondition)
 	}
@@ -62,7 +50,7 @@ func TestSecondGroupGoneAfterAStaleRead(t *testing.T) {
 	if err := env.Client.Delete(ctx, second); err != nil {
 		t.Fatal(err)
 	}
-	og = syncAndGet()
+	og = syncAndGet(t, env, r, key)
 	if c := apimeta.FindStatusCondition(og.Status.Conditions, operatorsv1.MultipleOperatorGroupCondition); c != nil {
 		t.Errorf("condition %+v with one group left, want none", c)
 	}
@@ -77,7 +65,6 @@ func TestSecondGroupGoneAfterAStaleRead(t *testing.T) {
 // exists, the condition goes and status.serviceAccountRef names it.
 func TestMissingServiceAccount(t *testing.T) {
 	env := testenv.Get(t)
-	ctx := context.Background()
 	ns := olmtest.NewNamespace(t, env, "missing-sa")
 	key := client.ObjectKey{Namespace: ns, Name: "og"}
 	olmtest.Create(t, env, &operatorsv1.OperatorGroup{
@@ -85,19 +72,7 @@ func TestMissingServiceAccount(t *testing.T) {
 		Spec:       operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{ns}, ServiceAccountName: "installer"},
 	})
 	r := &operatorgroup.Reconciler{Client: env.Client, APIReader: env.Client}
-	syncAndGet := func() *operatorsv1.OperatorGroup {
-		t.Helper()
-		if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil {
-			t.Fatalf("reconcile: %v", err)
-		}
-		og := &operatorsv1.OperatorGroup{}
-		if err := env.Client.Get(ctx, key, og); err != nil {
-			t.Fatal(err)
-		}
-		return og
-	}
-
-	og := syncAndGet()
+	og := syncAndGet(t, env, r, key)
 	c := apimeta.FindStatusCondition(og.Status.Conditions, operatorsv1.OperatorGroupServiceAccountCondition)
 	if c == nil || c.Reason != operatorsv1.OperatorGroupServiceAccountReason || c.Message != "ServiceAccount installer not found" {
 		t.Fatalf("condition %+v, want %s: ServiceAccount installer not found", c, operatorsv1.OperatorGroupServiceAccountCondition)
@@ -107,7 +82,7 @@ func TestMissingServiceAccount(t *testing.T) {
 	}
 
 	olmtest.Create(t, env, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "installer"}})
-	og = syncAndGet()
+	og = syncAndGet(t, env, r, key)
 	if c := apimeta.FindStatusCondition(og.Status.Conditions, operatorsv1.OperatorGroupServiceAccountCondition); c != nil {
 		t.Errorf("condition %+v once the account exists, want none", c)
 	}
@@ -117,4 +92,18 @@ func TestMissingServiceAccount(t *testing.T) {
 	if len(og.Status.Namespaces) != 1 || og.Status.Namespaces[0] != ns {
 		t.Errorf("namespaces %v, want [%s]", og.Status.Namespaces, ns)
 	}
+}
+
+// syncAndGet runs one sync of the group and reads it back from the API server.
+func syncAndGet(t *testing.T, env *testenv.Env, r *operatorgroup.Reconciler, key client.ObjectKey) *operatorsv1.OperatorGroup {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+	og := &operatorsv1.OperatorGroup{}
+	if err := env.Client.Get(ctx, key, og); err != nil {
+		t.Fatal(err)
+	}
+	return og
 }
