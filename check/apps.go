@@ -1,6 +1,7 @@
 package check
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,8 +13,8 @@ import (
 
 // Apps finds the apps of the revision a tree holds, as Run does, without building them:
 // what `olmsync apps` lists.
-func Apps(tree *sources.Tree) (*render.Discovery, error) {
-	return render.Discover(tree.FS, tree.Root)
+func Apps(ctx context.Context, tree *sources.Tree, opts Options) (*render.Discovery, error) {
+	return render.Discover(ctx, tree.FS, tree.Root, discoverOptions(tree, &opts))
 }
 
 // The formats of WriteApps.
@@ -24,8 +25,9 @@ const (
 
 var methodWords = map[render.Method]string{
 	render.MethodConfig:        "listed in " + render.ConfigFileName,
-	render.MethodArgoCD:        "found through Argo CD Applications",
+	render.MethodArgoCD:        "found through Argo CD Applications of this repository, and the kustomization roots they do not cover",
 	render.MethodKustomization: "found as kustomization roots (no olmsync.yaml apps, no Argo CD Applications of this repository)",
+	render.MethodDirectory:     "found as the repository's manifests (no kustomization, no Argo CD Application of this repository)",
 }
 
 // WriteApps writes what Apps found: for people (text), per cluster, each app with its
@@ -49,6 +51,17 @@ func WriteApps(w io.Writer, d *render.Discovery, format string) error {
 		}
 	}
 	fmt.Fprintf(&b, "%d apps in %d clusters, %s.\n", len(d.Apps), clusters, methodWords[d.Method])
+	if d.Method != render.MethodConfig {
+		if id := d.Repository; len(id.URLs) > 0 {
+			fmt.Fprintf(&b, "This repository is %s (%s)", strings.Join(id.URLs, ", "), id.From)
+		} else {
+			b.WriteString("This repository's URL is unknown (no git remote, no repoURLs in " + render.ConfigFileName + ", no --repo-url)")
+		}
+		if d.Repository.Path != "" {
+			fmt.Fprintf(&b, "; the checked folder is %s in it", d.Repository.Path)
+		}
+		b.WriteString(".\n")
+	}
 	for i, a := range d.Apps {
 		if i == 0 || a.Cluster != d.Apps[i-1].Cluster {
 			name := "the default cluster (apps with no destination cluster)"
@@ -67,12 +80,29 @@ func WriteApps(w io.Writer, d *render.Discovery, format string) error {
 			kind = "cluster-scope app"
 		}
 		fmt.Fprintf(&b, "      %s: %s\n", kind, a.ClusterScopeReason)
+		cluster := a.Cluster
+		switch {
+		case a.ClusterFrom == render.ClusterUnknown:
+			cluster = "unknown"
+		case cluster == "":
+			cluster = "default"
+		}
+		fmt.Fprintf(&b, "      cluster:   %s: %s\n", cluster, a.ClusterReason)
 		fmt.Fprintf(&b, "      found:     %s: %s\n", location(a.Found.File, a.Found.Line), a.Found.Reason)
 	}
 	if len(d.Problems) > 0 {
 		b.WriteString("\nNot apps, or not rendered:\n")
 		for _, p := range d.Problems {
 			fmt.Fprintf(&b, "  %s\n", p)
+		}
+	}
+	if len(d.Foreign) > 0 || len(d.Unused) > 0 {
+		b.WriteString("\nNot checked:\n")
+		for _, f := range d.Foreign {
+			fmt.Fprintf(&b, "  %s: %s %q: %s\n", location(f.File, f.Line), f.Kind, f.Name, f.Reason)
+		}
+		for _, u := range d.Unused {
+			fmt.Fprintf(&b, "  %s: %s\n", u.File, u.Reason)
 		}
 	}
 	_, err := io.WriteString(w, escapeControls(b.String()))

@@ -16,7 +16,7 @@ apps:
 - {name: team-a, path: team-a, namespace: team-a, cluster: cl1}
 - {name: "team-\x1b[31mb", path: team-a, namespace: team-b}
 `
-	d, err := Apps(writeRepo(t, fs))
+	d, err := Apps(t.Context(), writeRepo(t, fs), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,17 +31,20 @@ the default cluster (apps with no destination cluster)
       path:      team-a
       namespace: team-b
       individual app: its path has no "cluster-scope" segment
+      cluster:   default: olmsync.yaml gives it no cluster: it is in the default cluster with the other apps without one
       found:     olmsync.yaml:4: listed in olmsync.yaml as apps[2]
 
 cluster "cl1"
   cluster-scope
       path:      cluster-scope
       cluster-scope app: its path has a "cluster-scope" segment
+      cluster:   cl1: olmsync.yaml gives cluster "cl1"
       found:     olmsync.yaml:2: listed in olmsync.yaml as apps[0]
   team-a
       path:      team-a
       namespace: team-a
       individual app: its path has no "cluster-scope" segment
+      cluster:   cl1: olmsync.yaml gives cluster "cl1"
       found:     olmsync.yaml:3: listed in olmsync.yaml as apps[1]
 `
 	if diff := cmp.Diff(want, text.String()); diff != "" {

@@ -165,7 +165,7 @@ type cliComparison struct {
 }
 
 func newCLIComparison(b *testing.B, tree *sources.Tree, repo, kustomize, conftest string) *cliComparison {
-	d, err := Apps(tree)
+	d, err := Apps(b.Context(), tree, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -299,4 +299,64 @@ func childPeakRSS(b *testing.B, what, dir string) float64 {
 	}
 	b.Logf("%s in a fresh process: %s", what, time.Since(start).Round(time.Millisecond))
 	return peakRSSMB(cmd.ProcessState)
+}
+
+// BenchmarkDiscovery measures what finding the apps costs next to the whole check of the
+// same revision, on the generated repository of 300 apps and 5,000 objects: with its Argo
+// CD Applications (Applications, then the roots they leave uncovered) and without them
+// (300 kustomization roots, their clusters named by path conventions). It reports the
+// time of each and discovery-%: discovery's share of the check (issue 11 asks for under 5).
+func BenchmarkDiscovery(b *testing.B) {
+	for _, withApplications := range []bool{true, false} {
+		name := "roots"
+		if withApplications {
+			name = "argocd"
+		}
+		b.Run(name, func(b *testing.B) {
+			files := rendertest.Benchmark.Files()
+			if !withApplications {
+				for p := range files {
+					if strings.HasPrefix(p, "argocd/") {
+						delete(files, p)
+					}
+				}
+			}
+			dir := b.TempDir()
+			for p, content := range files {
+				full := filepath.Join(dir, filepath.FromSlash(p))
+				if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+					b.Fatal(err)
+				}
+				if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			tree, err := sources.OpenWorkTree(dir, sources.Limits{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var discovery, whole time.Duration
+			for b.Loop() {
+				start := time.Now()
+				d, err := Apps(b.Context(), tree, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				discovery += time.Since(start)
+				start = time.Now()
+				res, err := Run(b.Context(), tree, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				whole += time.Since(start)
+				if len(d.Apps) != rendertest.Benchmark.Apps() || !res.Complete() {
+					b.Fatalf("%d apps, complete %t: %v", len(d.Apps), res.Complete(), res.Problems)
+				}
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(discovery.Microseconds())/n/1000, "discovery-ms/op")
+			b.ReportMetric(float64(whole.Microseconds())/n/1000, "check-ms/op")
+			b.ReportMetric(100*float64(discovery)/float64(whole), "discovery-%")
+		})
+	}
 }

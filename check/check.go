@@ -28,8 +28,30 @@ type Options struct {
 	RuleFolders []string
 	// Stages run after the placement rules, in order (the OLM preview is one).
 	Stages []Stage
+	// RepoURLs are URLs the repository is known by besides its git remote
+	// (`--repo-url`), for telling which Argo CD Applications deploy it; olmsync.yaml's
+	// repoURLs, when it has any, win over both.
+	RepoURLs []string
 	// Now is the time waiver expiry is judged at; time.Now when nil.
 	Now func() time.Time
+}
+
+// discoverOptions says what discovery cannot read from the files: the URLs the
+// repository is known by (its remote, fetched-from URL, and --repo-url) and the checked
+// folder's place in it.
+func discoverOptions(tree *sources.Tree, opts *Options) render.DiscoverOptions {
+	d := render.DiscoverOptions{RepoPath: tree.RepoPath}
+	var from []string
+	if tree.RepoURL != "" {
+		d.RepoURLs = append(d.RepoURLs, tree.RepoURL)
+		from = append(from, "the git remote")
+	}
+	if len(opts.RepoURLs) > 0 {
+		d.RepoURLs = append(d.RepoURLs, opts.RepoURLs...)
+		from = append(from, "--repo-url")
+	}
+	d.RepoURLsFrom = strings.Join(from, " and ")
+	return d
 }
 
 // Stage is a step of the check after the placement rules. It reads what was rendered and
@@ -91,7 +113,9 @@ func (r *Result) Complete() bool { return len(r.Problems) == 0 }
 // with the repository's content is a Problem of the result, and the rest is still checked.
 func Run(ctx context.Context, tree *sources.Tree, opts Options) (*Result, error) {
 	res := &Result{Revision: RevisionOf(tree), Tree: tree}
-	rendered, err := render.Render(ctx, tree.FS, tree.Root, opts.Render)
+	ropts := opts.Render
+	ropts.Discovery = discoverOptions(tree, &opts)
+	rendered, err := render.Render(ctx, tree.FS, tree.Root, ropts)
 	var cfgErr *render.ConfigError
 	switch {
 	case errors.As(err, &cfgErr):

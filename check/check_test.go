@@ -100,8 +100,13 @@ func TestRunSortsRenderProblems(t *testing.T) {
 	for _, w := range res.Warnings {
 		warnings = append(warnings, w.File)
 	}
-	if diff := cmp.Diff([]string{"argocd/elsewhere.yaml", "cluster-scope/kustomization.yaml"}, warnings); diff != "" {
+	if diff := cmp.Diff([]string{"cluster-scope/kustomization.yaml"}, warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s\n%+v", diff, res.Warnings)
+	}
+	// The Application of another repository is neither a problem nor a warning: it is
+	// listed as not checked.
+	if f := res.Render.Foreign; len(f) != 1 || f[0].Name != "elsewhere" || f[0].File != "argocd/elsewhere.yaml" {
+		t.Errorf("foreign: %+v", f)
 	}
 	if ids := ruleIDs(res); len(ids) != 0 {
 		t.Errorf("violations %v", ids)

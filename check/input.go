@@ -23,7 +23,7 @@ func Inputs(r *render.Result) []policy.Input {
 				continue
 			}
 			app := policy.App{
-				Name: a.Name, Path: a.Path, Namespace: a.Namespace, ClusterScope: a.ClusterScope,
+				Name: a.Name, Path: a.Path, Namespace: a.Namespace, ClusterScope: a.ClusterScope, OwnScope: a.OwnScope(),
 				Objects: make([]policy.Object, len(a.Objects)),
 			}
 			for i, o := range a.Objects {
@@ -86,11 +86,9 @@ func waivers(cfg *render.Config, configFile string) []policy.Waiver {
 // management plugin), settings it does not apply, and a second definition of an app it
 // already has.
 var warningReasons = map[render.Reason]bool{
-	render.ReasonOtherRepository:   true,
 	render.ReasonHelmChart:         true,
 	render.ReasonUnsupportedSource: true,
 	render.ReasonIgnoredSetting:    true,
-	render.ReasonFallback:          true,
 	render.ReasonDuplicateApp:      true,
 }
 
@@ -106,19 +104,19 @@ func renderDiagnostics(r *render.Result) (problems []report.Problem, warnings []
 		}
 		file, line := errorLocation(a)
 		failedAt[file] = true
-		problems = append(problems, report.Problem{App: a.ID(), File: file, Line: line, Message: a.Err.Error()})
+		problems = append(problems, report.Problem{App: a.ID(), File: file, Line: line, Message: a.Err.Error(), Hint: render.Hint(a.Err)})
 	}
 	for _, d := range r.Problems {
 		switch {
 		case warningReasons[d.Reason]:
-			warnings = append(warnings, report.Warning{File: d.File, Line: d.Line, Message: d.Message, Apps: d.Apps})
+			warnings = append(warnings, report.Warning{File: d.File, Line: d.Line, Message: d.Message, Hint: d.Hint, Apps: d.Apps})
 		case d.Reason == render.ReasonUnreadable && failedAt[d.File]:
 		default:
-			problems = append(problems, report.Problem{File: d.File, Line: d.Line, Message: d.String()})
+			problems = append(problems, report.Problem{File: d.File, Line: d.Line, Message: d.String(), Hint: d.Hint})
 		}
 	}
 	for _, d := range r.Warnings {
-		warnings = append(warnings, report.Warning{File: d.File, Line: d.Line, Message: d.Message, Apps: d.Apps})
+		warnings = append(warnings, report.Warning{File: d.File, Line: d.Line, Message: d.Message, Hint: d.Hint, Apps: d.Apps})
 	}
 	return problems, warnings
 }

@@ -2,9 +2,11 @@ package check
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/olmsync/olmsync/policy"
+	"github.com/olmsync/olmsync/render"
 	"github.com/olmsync/olmsync/report"
 )
 
@@ -37,13 +39,16 @@ func Report(head, base *Result, opts ReportOptions) (*report.Report, error) {
 		Violations: reportViolations(head.Violations),
 		Problems:   append([]report.Problem(nil), head.Problems...),
 		Warnings:   append([]report.Warning(nil), head.Warnings...),
+		NotChecked: notChecked(head),
 	}
 	if base != nil {
 		rev := base.Revision
 		r.Base = &rev
 		r.Violations = report.MarkAgainstBase(r.Violations, reportViolations(base.Violations))
+		r.Violations = append(r.Violations, unknownViolations(head, base)...)
 		failed := failedApps(head, base)
 		r.Changes = report.DiffObjects(manifests(base, failed), manifests(head, failed))
+		markProblems(r, head, base)
 		for _, p := range base.Problems {
 			p.Base = true
 			r.Problems = append(r.Problems, p)
@@ -67,9 +72,117 @@ func reportApps(res *Result) []report.App {
 	}
 	apps := make([]report.App, 0, len(res.Render.Apps))
 	for _, a := range res.Render.Apps {
-		apps = append(apps, report.App{Name: a.Name, Path: a.Path, Cluster: a.Cluster, ClusterScope: a.ClusterScope})
+		app := report.App{Name: a.Name, Path: a.Path, Cluster: a.Cluster, ClusterScope: a.ClusterScope, ClusterFrom: string(a.ClusterFrom)}
+		if a.Err != nil {
+			file, line := errorLocation(a)
+			app.Error = &report.AppError{File: file, Line: line, Message: a.Err.Error(), Hint: render.Hint(a.Err)}
+		}
+		apps = append(apps, app)
 	}
 	return apps
+}
+
+// notChecked lists what discovery left out on purpose: Applications of other
+// repositories and unused bases.
+func notChecked(res *Result) []report.NotChecked {
+	if res.Render == nil {
+		return nil
+	}
+	var out []report.NotChecked
+	for _, f := range res.Render.Foreign {
+		out = append(out, report.NotChecked{Kind: f.Kind, Name: f.Name, File: f.File, Line: f.Line,
+			RepoURL: f.RepoURL, Path: f.Path, Reason: f.Reason})
+	}
+	for _, u := range res.Render.Unused {
+		out = append(out, report.NotChecked{Kind: "Kustomization", Name: u.Path, File: u.File, Path: u.Path, Reason: u.Reason})
+	}
+	return out
+}
+
+// markProblems says, for each problem and app failure of the head, whether the base had
+// it: an app failure is pre-existing when the app failed in the base too (a new failure
+// of an app that rendered there counts); another problem when the base has the same
+// problem of the same app and file (its message compared without line numbers, which
+// move with edits).
+func markProblems(r *report.Report, head, base *Result) {
+	failedInBase := map[string]bool{}
+	if base.Render != nil {
+		for _, a := range base.Render.Failed() {
+			failedInBase[a.ID()] = true
+		}
+	}
+	baseProblems := map[problemKey]int{}
+	for _, p := range base.Problems {
+		baseProblems[keyOfProblem(p)]++
+	}
+	status := func(pre bool) report.Status {
+		if pre {
+			return report.StatusPreExisting
+		}
+		return report.StatusNew
+	}
+	appFailed := map[string]bool{}
+	if head.Render != nil {
+		for _, a := range head.Render.Failed() {
+			appFailed[a.ID()] = true
+		}
+	}
+	for i := range r.Problems {
+		p := &r.Problems[i]
+		if p.App != "" && appFailed[p.App] {
+			p.Status = status(failedInBase[p.App])
+			continue
+		}
+		k := keyOfProblem(*p)
+		p.Status = status(baseProblems[k] > 0)
+		if baseProblems[k] > 0 {
+			baseProblems[k]--
+		}
+	}
+	for i := range r.Apps {
+		if e := r.Apps[i].Error; e != nil {
+			id := appID(r.Apps[i].Cluster, r.Apps[i].Name)
+			e.Status = status(failedInBase[id])
+		}
+	}
+}
+
+type problemKey struct{ app, file, message string }
+
+// lineRef is a ":<line>" (or ":<line>:<column>") after a file name in a message.
+var lineRef = regexp.MustCompile(`(\.(?:ya?ml|json|rego)|Kustomization|kustomization):\d+(?::\d+)?`)
+
+func keyOfProblem(p report.Problem) problemKey {
+	return problemKey{p.App, p.File, lineRef.ReplaceAllString(p.Message, "$1")}
+}
+
+func appID(cluster, name string) string {
+	a := render.App{Cluster: cluster, Name: name}
+	return a.ID()
+}
+
+// unknownViolations are the base's violations of the apps that rendered in the base but
+// fail in the head: whether the head still has them cannot be told, so they are listed
+// as unknown rather than left out (which would read as resolved).
+func unknownViolations(head, base *Result) []report.Violation {
+	if head.Render == nil || base.Render == nil {
+		return nil
+	}
+	failedInBase := failedApps(base)
+	gone := map[appKey]bool{}
+	for _, a := range head.Render.Failed() {
+		if k := (appKey{a.Cluster, a.Name}); !failedInBase[k] {
+			gone[k] = true
+		}
+	}
+	var out []report.Violation
+	for _, v := range reportViolations(base.Violations) {
+		if gone[appKey{v.Cluster, v.App}] {
+			v.Status = report.StatusUnknown
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func reportRules(rules []policy.Rule) []report.Rule {

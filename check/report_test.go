@@ -37,8 +37,9 @@ func TestReportAgainstBase(t *testing.T) {
 	for _, v := range r.Violations {
 		got = append(got, v.Rule+" "+location(v.File, v.Line)+" "+string(v.Status))
 	}
-	// team-b's Subscription breaks OP005 in the base (no OperatorGroup in team-b).
-	want := []string{"OP010 team-a/installplan.yaml:2 pre-existing", "OP011 team-a/rbac.yaml:1 new"}
+	// team-b's Subscription breaks OP005 in the base (no OperatorGroup in team-b); team-b
+	// does not render in the head, so whether it still does is unknown, not resolved.
+	want := []string{"OP010 team-a/installplan.yaml:2 pre-existing", "OP011 team-a/rbac.yaml:1 new", "OP005 team-b/subscription.yaml:1 unknown"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("violations (-want +got):\n%s", diff)
 	}
@@ -53,10 +54,22 @@ func TestReportAgainstBase(t *testing.T) {
 	if diff := cmp.Diff(wantChanges, r.Changes); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
-	if len(r.Problems) != 1 || r.Problems[0].Base || r.Problems[0].App != "team-b" || r.Problems[0].File != "team-b/subscription.yaml" {
+	if len(r.Problems) != 1 || r.Problems[0].Base || r.Problems[0].App != "team-b" || r.Problems[0].File != "team-b/subscription.yaml" ||
+		r.Problems[0].Status != report.StatusNew {
 		t.Errorf("problems %+v", r.Problems)
 	}
-	if r.Base == nil || r.Summary.New != 1 || r.Summary.PreExisting != 1 || r.Summary.Result != report.ResultIncomplete {
+	// The failure is on the app too, new: team-b rendered in the base.
+	var teamB *report.App
+	for i := range r.Apps {
+		if r.Apps[i].Name == "team-b" {
+			teamB = &r.Apps[i]
+		}
+	}
+	if teamB == nil || teamB.Error == nil || teamB.Error.File != "team-b/subscription.yaml" || teamB.Error.Line != 1 ||
+		teamB.Error.Status != report.StatusNew || !strings.Contains(teamB.Error.Message, "team-b/subscription.yaml") {
+		t.Errorf("team-b in apps: %+v", teamB)
+	}
+	if r.Base == nil || r.Summary.New != 1 || r.Summary.PreExisting != 1 || r.Summary.Unknown != 1 || r.Summary.Result != report.ResultIncomplete {
 		t.Errorf("base %v, summary %+v", r.Base, r.Summary)
 	}
 }

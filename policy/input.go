@@ -60,8 +60,13 @@ type App struct {
 	// Namespace is the app's destination namespace; "" when it has none.
 	Namespace string `json:"namespace"`
 	// ClusterScope marks the cluster-scope app of the ADR.
-	ClusterScope bool     `json:"clusterScope"`
-	Objects      []Object `json:"objects"`
+	ClusterScope bool `json:"clusterScope"`
+	// OwnScope is true when the app's cluster is unknown (a kustomization root no
+	// Application deploys and no path convention places): it shares the input with the
+	// other apps of the default cluster, but rules that compare two objects compare its
+	// objects only with its own (lib.same_cluster), since the others may be elsewhere.
+	OwnScope bool     `json:"ownScope"`
+	Objects  []Object `json:"objects"`
 }
 
 // Object is one rendered object with its provenance.
@@ -211,6 +216,7 @@ func (in *Input) value() map[string]any {
 			"path":         app.Path,
 			"namespace":    app.Namespace,
 			"clusterScope": app.ClusterScope,
+			"ownScope":     app.OwnScope,
 			"objects":      objects,
 		}
 	}

@@ -38,6 +38,9 @@ type Rule struct {
 	Severity Severity `json:"severity"`
 	// ADR is the sentence of the operator placement ADR the rule enforces (built-ins).
 	ADR string `json:"adr,omitempty"`
+	// OLM is the OLM behaviour a built-in rule that is not from the ADR guards against,
+	// in a sentence (OP014: where OLM looks for a Subscription's catalog).
+	OLM string `json:"olm,omitempty"`
 	// Kinds lists the kinds the rule looks at; empty means every kind.
 	Kinds []string `json:"kinds,omitempty"`
 	// Custom is true for a user's rule.
@@ -49,16 +52,23 @@ type Rule struct {
 	File string `json:"file,omitempty"`
 }
 
-// Help is the rule's help text in Markdown: its description and the ADR sentence.
+// Help is the rule's help text in Markdown: its description and the ADR sentence (or the
+// OLM behaviour the rule follows).
 func (r Rule) Help() string {
 	var b strings.Builder
 	b.WriteString(r.Description)
-	if r.ADR != "" {
+	for _, q := range []struct{ intro, text string }{
+		{"The ADR \"Managing Operators\" says:", r.ADR},
+		{"What OLM does:", r.OLM},
+	} {
+		if q.text == "" {
+			continue
+		}
 		if b.Len() > 0 {
 			b.WriteString("\n\n")
 		}
-		b.WriteString("The ADR \"Managing Operators\" says:\n\n> ")
-		b.WriteString(r.ADR)
+		b.WriteString(q.intro + "\n\n> ")
+		b.WriteString(q.text)
 	}
 	return b.String()
 }
@@ -281,6 +291,9 @@ func applyAnnotation(rule *Rule, a *ast.Annotations) {
 	}
 	if adr, ok := a.Custom["adr"].(string); ok {
 		rule.ADR = strings.TrimSpace(adr)
+	}
+	if olm, ok := a.Custom["olm"].(string); ok {
+		rule.OLM = strings.TrimSpace(olm)
 	}
 	if kinds, ok := a.Custom["kinds"].([]any); ok {
 		for _, k := range kinds {

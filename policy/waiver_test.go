@@ -97,7 +97,7 @@ func TestAnnotationWaivers(t *testing.T) {
 	ns := entry(namespaceObject("team-a"), "cs/ns.yaml", 1)
 	og := entry(annotated(operatorGroup("team-a", "team-a", map[string]any{"targetNamespaces": []any{"team-a"}}),
 		WaiveAnnotation, "op001: team-a's admins own their group (OPS-7)"), "team-a/og.yaml", 1)
-	sub := entry(annotated(withSpec(manifest("operators.coreos.com/v1alpha1", "Subscription", "team-b", "etcd"), map[string]any{"name": "etcd"}),
+	sub := entry(annotated(withSpec(manifest("operators.coreos.com/v1alpha1", "Subscription", "team-b", "etcd"), map[string]any{"name": "etcd", "source": "community-operators", "sourceNamespace": "openshift-marketplace"}),
 		WaiveAnnotation, "OP005, OP007: team-b's group is created by hand\nACME001: default channel is fine\nOP012: no longer needed\nOP013 reviewed"),
 		"team-a/sub.yaml", 1)
 	bad := entry(configMap("", "settings"), "team-a/cm.yaml", 1)

@@ -17,8 +17,31 @@ const (
 	MethodConfig Method = "config"
 	// MethodArgoCD: the app is an Argo CD Application manifest found in the repository.
 	MethodArgoCD Method = "argocd"
-	// MethodKustomization: the app is a kustomization that no other kustomization uses.
+	// MethodKustomization: the app is a kustomization that no other kustomization uses
+	// and no Argo CD Application of this repository deploys.
 	MethodKustomization Method = "kustomization"
+	// MethodDirectory: the repository has no kustomization and no Application of its
+	// own; its manifests are one app, read as Argo CD reads a directory source.
+	MethodDirectory Method = "directory"
+)
+
+// ClusterFrom says how an app's cluster was decided.
+type ClusterFrom string
+
+// The ways an app's cluster is decided, in precedence order.
+const (
+	// ClusterFromConfig: olmsync.yaml lists the app (with or without a cluster: apps
+	// without one form the default cluster, which the config declares one cluster).
+	ClusterFromConfig ClusterFrom = "config"
+	// ClusterFromApplication: an Argo CD Application's destination.
+	ClusterFromApplication ClusterFrom = "application"
+	// ClusterFromPath: a path convention (DiscoveryConfig.ClusterPaths) names it.
+	ClusterFromPath ClusterFrom = "path"
+	// ClusterUnknown: nothing names it. The app is in the default cluster, but rules that
+	// compare two objects (one OperatorGroup per namespace, a Subscription against its
+	// namespace's global group) compare its objects only with its own: two apps of
+	// unknown clusters may well be on two clusters.
+	ClusterUnknown ClusterFrom = "unknown"
 )
 
 // ClusterScopeSegment is the path segment that marks an app as cluster-scope.
@@ -35,10 +58,17 @@ type App struct {
 	Namespace string `json:"namespace,omitempty"`
 	// Cluster is the destination cluster; "" is the default cluster.
 	Cluster string `json:"cluster,omitempty"`
+	// ClusterFrom says how Cluster was decided; ClusterReason says it in a sentence.
+	ClusterFrom   ClusterFrom `json:"clusterFrom"`
+	ClusterReason string      `json:"clusterReason"`
 	// ClusterScope marks the cluster's cluster-scope app.
 	ClusterScope bool `json:"clusterScope"`
 	// Recurse reads sub-folders of a plain manifest folder.
 	Recurse bool `json:"recurse,omitempty"`
+	// Lenient skips the files of a plain folder that hold no Kubernetes object (a CI
+	// workflow, a values file) with a warning instead of failing the app: set for the
+	// repository read as one directory app, which nobody declared.
+	Lenient bool `json:"lenient,omitempty"`
 	// Found records where the app was found and why it is an app.
 	Found Found `json:"found"`
 	// ClusterScopeReason says why ClusterScope is what it is.
@@ -59,6 +89,10 @@ type Found struct {
 	// Reason is one sentence saying why this is an app.
 	Reason string `json:"reason"`
 }
+
+// OwnScope reports whether rules that compare two objects compare this app's objects only
+// with each other: its cluster is unknown.
+func (a *App) OwnScope() bool { return a.ClusterFrom == ClusterUnknown }
 
 // ID is the app's identity: cluster and name.
 func (a *App) ID() string {

@@ -52,15 +52,16 @@ type argoSource struct {
 
 // argoResult is what the Application manifests of a repository yield.
 type argoResult struct {
+	// apps are the apps of this repository's Applications.
 	apps []App
-	// found counts Application manifests; ofThisRepo those whose sources are this
-	// repository's folders (rendered, or reported because the folder is missing).
-	found, ofThisRepo int
+	// foreign are the Applications and ApplicationSets of other repositories.
+	foreign []ForeignApplication
 }
 
-// findApplications reads every Argo CD Application manifest in the repository. Files
-// kustomizations use as patches are skipped: they hold partial Applications.
-func findApplications(r *repo, s *repoScan, repoURLs []string, problems *diagnostics) argoResult {
+// findApplications reads every Argo CD Application and ApplicationSet manifest in the
+// repository. Files kustomizations use as patches are skipped: they hold partial
+// Applications.
+func findApplications(r *repo, s *repoScan, id RepositoryIdentity, problems *diagnostics) argoResult {
 	var res argoResult
 	for _, file := range s.argoFiles {
 		if s.patchFiles[file] {
@@ -78,15 +79,16 @@ func findApplications(r *repo, s *repoScan, repoURLs []string, problems *diagnos
 			}
 			switch doc.Kind {
 			case "Application":
-				res.found++
-				apps, ours := applicationApps(r, file, doc, repoURLs, problems)
+				apps, foreign := applicationApps(r, file, doc, id, problems)
 				res.apps = append(res.apps, apps...)
-				if ours {
-					res.ofThisRepo++
-				}
+				res.foreign = append(res.foreign, foreign...)
 			case "ApplicationSet":
+				if f, ok := foreignApplicationSet(file, doc, id); ok {
+					res.foreign = append(res.foreign, f)
+					continue
+				}
 				problems.add(Diagnostic{Reason: ReasonUnsupportedSource, File: file, Line: doc.Line,
-					Message: fmt.Sprintf("ApplicationSet %q is not expanded; list its apps in %s", doc.Name, ConfigFileName)})
+					Message: fmt.Sprintf("ApplicationSet %q is not expanded; the kustomization roots it deploys are checked as apps of their own (list its apps in %s to name their clusters)", doc.Name, ConfigFileName)})
 			}
 		}
 	}
@@ -94,8 +96,8 @@ func findApplications(r *repo, s *repoScan, repoURLs []string, problems *diagnos
 }
 
 // applicationApps turns one Application into apps: one per source that is a folder of this
-// repository. ours reports whether any source is of this repository.
-func applicationApps(r *repo, file string, doc manifestDoc, repoURLs []string, problems *diagnostics) (apps []App, ours bool) {
+// repository. The sources of other repositories are returned as foreign.
+func applicationApps(r *repo, file string, doc manifestDoc, id RepositoryIdentity, problems *diagnostics) (apps []App, foreign []ForeignApplication) {
 	report := func(reason Reason, format string, args ...any) {
 		problems.add(Diagnostic{Reason: reason, File: file, Line: doc.Line, Message: fmt.Sprintf(format, args...)})
 	}
@@ -103,12 +105,12 @@ func applicationApps(r *repo, file string, doc manifestDoc, repoURLs []string, p
 	if err := doc.Node.Decode(&a); err != nil {
 		ye := yamlError(file, err)
 		problems.add(Diagnostic{Reason: ReasonInvalidApplication, File: file, Line: ye.Line, Message: "Application: " + ye.Msg})
-		return nil, false
+		return nil, nil
 	}
 	name := a.Metadata.Name
 	if name == "" {
 		report(ReasonInvalidApplication, "Application has no metadata.name; skipped")
-		return nil, false
+		return nil, nil
 	}
 	sources := a.Spec.Sources
 	if a.Spec.Source != nil && len(sources) == 0 {
@@ -120,20 +122,23 @@ func applicationApps(r *repo, file string, doc manifestDoc, repoURLs []string, p
 		if len(sources) > 1 {
 			appName = fmt.Sprintf("%s[%d]", name, i)
 		}
-		app, ok, why := sourceApp(r, src, repoURLs)
+		app, ok, why := sourceApp(r, src, id)
+		if why.foreign != "" {
+			foreign = append(foreign, ForeignApplication{Kind: "Application", Name: appName, File: file, Line: doc.Line,
+				RepoURL: src.RepoURL, Path: src.Path, Reason: why.foreign})
+			continue
+		}
 		if why.msg != "" {
 			report(why.reason, "Application %q source %s: %s", name, sourceLabel(src, i, len(sources)), why.msg)
-		}
-		if why.reason == ReasonPathMissing {
-			ours = true
 		}
 		if !ok {
 			continue
 		}
-		ours = true
 		app.Name = appName
 		app.Namespace = a.Spec.Destination.Namespace
 		app.Cluster = cluster
+		app.ClusterFrom = ClusterFromApplication
+		app.ClusterReason = fmt.Sprintf("Argo CD Application %q deploys it to %s", name, destinationLabel(cluster, ""))
 		app.ClusterScope, app.ClusterScopeReason = decideClusterScope(app.Path, nil)
 		app.Found = Found{Method: MethodArgoCD, File: file, Line: doc.Line,
 			Reason: fmt.Sprintf("Argo CD Application %q deploys path %q to %s", name, app.Path, destinationLabel(cluster, app.Namespace))}
@@ -142,42 +147,53 @@ func applicationApps(r *repo, file string, doc manifestDoc, repoURLs []string, p
 	if len(sources) == 0 {
 		report(ReasonInvalidApplication, "Application %q has no spec.source or spec.sources; skipped", name)
 	}
-	return apps, ours
+	return apps, foreign
 }
 
-// skipReason says why a source is not rendered (or what of it is ignored).
+// skipReason says why a source is not rendered (or what of it is ignored). foreign is set
+// for a source of another repository: not a problem, only listed.
 type skipReason struct {
-	reason Reason
-	msg    string
+	reason  Reason
+	msg     string
+	foreign string
 }
 
 // sourceApp decides whether one Application source is a folder olmsync renders.
-func sourceApp(r *repo, src argoSource, repoURLs []string) (App, bool, skipReason) {
+func sourceApp(r *repo, src argoSource, id RepositoryIdentity) (App, bool, skipReason) {
 	switch {
 	case src.Chart != "":
-		return App{}, false, skipReason{ReasonHelmChart, fmt.Sprintf("is Helm chart %q of %s; olmsync does not render Helm charts", src.Chart, src.RepoURL)}
+		return App{}, false, skipReason{foreign: fmt.Sprintf("Helm chart %q of repository %s", src.Chart, src.RepoURL)}
 	case src.Path == "" && src.Ref != "":
 		return App{}, false, skipReason{} // a values-only source: nothing to deploy
-	case len(repoURLs) > 0 && !matchesRepoURL(src.RepoURL, repoURLs):
-		return App{}, false, skipReason{ReasonOtherRepository, fmt.Sprintf("is repository %s, not this one (repoURLs in %s)", src.RepoURL, ConfigFileName)}
+	case len(id.URLs) > 0 && !matchesRepoURL(src.RepoURL, id.URLs):
+		return App{}, false, skipReason{foreign: fmt.Sprintf("repository %s is not this one (this one is %s, from %s)",
+			src.RepoURL, strings.Join(id.URLs, ", "), id.From)}
 	}
 	p := src.Path
 	if p == "" {
 		p = "."
 	}
 	if msg := checkRepoPath(p); msg != "" {
-		return App{}, false, skipReason{ReasonInvalidApplication, fmt.Sprintf("path %q %s", p, msg)}
+		return App{}, false, skipReason{reason: ReasonInvalidApplication, msg: fmt.Sprintf("path %q %s", p, msg)}
 	}
 	p = path.Clean(p)
+	if local, ok := inCheckedFolder(r, p, id.Path); ok {
+		p = local
+	} else {
+		return App{}, false, skipReason{foreign: fmt.Sprintf("path %q is outside the checked folder %s of the repository", p, id.Path)}
+	}
 	switch {
+	case !r.isDir(p) && len(id.URLs) == 0:
+		return App{}, false, skipReason{foreign: fmt.Sprintf(
+			"path %q is not in this repository, and this repository's URL is unknown (set repoURLs in %s, or --repo-url), so the Application is taken to deploy another one", p, ConfigFileName)}
 	case !r.isDir(p):
-		return App{}, false, skipReason{ReasonPathMissing, fmt.Sprintf("path %q does not exist in this repository", p)}
+		return App{}, false, skipReason{reason: ReasonPathMissing, msg: fmt.Sprintf("path %q does not exist in this repository", p)}
 	case src.Plugin.Kind != 0:
-		return App{}, false, skipReason{ReasonUnsupportedSource, "uses a config management plugin; olmsync does not render it"}
+		return App{}, false, skipReason{reason: ReasonUnsupportedSource, msg: "uses a config management plugin; olmsync does not render it"}
 	case src.Helm.Kind != 0 || (r.isFile(path.Join(p, "Chart.yaml")) && !r.hasKustomization(p)):
-		return App{}, false, skipReason{ReasonHelmChart, fmt.Sprintf("path %q is a Helm chart; olmsync does not render Helm charts", p)}
+		return App{}, false, skipReason{reason: ReasonHelmChart, msg: fmt.Sprintf("path %q is a Helm chart; olmsync does not render Helm charts", p)}
 	case src.Directory != nil && src.Directory.Jsonnet.Kind != 0:
-		return App{}, false, skipReason{ReasonUnsupportedSource, "uses jsonnet; olmsync does not render it"}
+		return App{}, false, skipReason{reason: ReasonUnsupportedSource, msg: "uses jsonnet; olmsync does not render it"}
 	}
 	app := App{Path: p}
 	var ignored []string
@@ -194,9 +210,59 @@ func sourceApp(r *repo, src argoSource, repoURLs []string) (App, bool, skipReaso
 	app.overrides, more = kustomizeSettings(&src.Kustomize)
 	ignored = append(ignored, more...)
 	if len(ignored) > 0 {
-		return app, true, skipReason{ReasonIgnoredSetting, fmt.Sprintf("olmsync renders path %q without %s", p, strings.Join(ignored, ", "))}
+		return app, true, skipReason{reason: ReasonIgnoredSetting, msg: fmt.Sprintf("olmsync renders path %q without %s", p, strings.Join(ignored, ", "))}
 	}
 	return app, true, skipReason{}
+}
+
+// inCheckedFolder maps an Application's path, relative to the top of its repository, to
+// the checked folder (which is repoPath inside the repository). A path under repoPath
+// loses that prefix; any other path is taken as relative to the checked folder when it
+// exists there (a folder checked as a repository of its own), else it is outside.
+func inCheckedFolder(r *repo, p, repoPath string) (string, bool) {
+	if repoPath == "" {
+		return p, true
+	}
+	if p == repoPath {
+		return ".", true
+	}
+	if rest, ok := strings.CutPrefix(p, repoPath+"/"); ok {
+		return rest, true
+	}
+	return p, r.isDir(p)
+}
+
+// foreignApplicationSet reports an ApplicationSet whose template deploys another
+// repository (every source of its template).
+func foreignApplicationSet(file string, doc manifestDoc, id RepositoryIdentity) (ForeignApplication, bool) {
+	var set struct {
+		Spec struct {
+			Template struct {
+				Spec struct {
+					Source  *argoSource  `yaml:"source"`
+					Sources []argoSource `yaml:"sources"`
+				} `yaml:"spec"`
+			} `yaml:"template"`
+		} `yaml:"spec"`
+	}
+	if len(id.URLs) == 0 || doc.Node.Decode(&set) != nil {
+		return ForeignApplication{}, false
+	}
+	sources := set.Spec.Template.Spec.Sources
+	if s := set.Spec.Template.Spec.Source; s != nil {
+		sources = append(sources, *s)
+	}
+	if len(sources) == 0 {
+		return ForeignApplication{}, false
+	}
+	for _, src := range sources {
+		if src.Chart == "" && (src.RepoURL == "" || strings.Contains(src.RepoURL, "{{") || matchesRepoURL(src.RepoURL, id.URLs)) {
+			return ForeignApplication{}, false
+		}
+	}
+	return ForeignApplication{Kind: "ApplicationSet", Name: doc.Name, File: file, Line: doc.Line,
+		RepoURL: sources[0].RepoURL, Path: sources[0].Path,
+		Reason: fmt.Sprintf("its template deploys repository %s, not this one (this one is %s, from %s)", sources[0].RepoURL, strings.Join(id.URLs, ", "), id.From)}, true
 }
 
 // kustomizeSettings reads an Application's spec.source.kustomize. namePrefix, nameSuffix

@@ -7,6 +7,7 @@ import (
 	"io"
 	"path"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,7 +58,33 @@ type Config struct {
 
 	// Catalogs are the catalogs the OLM preview resolves Subscriptions against.
 	Catalogs []Catalog `yaml:"catalogs,omitempty" json:"catalogs,omitempty"`
+
+	// Discovery tunes how apps are found when olmsync.yaml lists none.
+	Discovery DiscoveryConfig `yaml:"discovery,omitempty" json:"discovery"`
 }
+
+// DiscoveryConfig tunes how the apps of a repository without an apps list are found
+// (docs/ci.md, "How olmsync finds the apps").
+type DiscoveryConfig struct {
+	// ClusterPaths are the path conventions that name the cluster of a kustomization root
+	// no Argo CD Application deploys: patterns of folder names separated by "/", where
+	// "{cluster}" is the cluster's name, "*" any one folder and "**" any number of
+	// folders; the first pattern that matches the root's whole path wins. Absent, the
+	// defaults DefaultClusterPaths; an empty list turns the conventions off.
+	ClusterPaths []string `yaml:"clusterPaths" json:"clusterPaths"`
+	// BaseFolders are folder names that hold kustomize bases: a kustomization under one
+	// of them that nothing includes is an unused base, not an app (while the repository
+	// has other apps). Absent, DefaultBaseFolders; an empty list makes every
+	// kustomization that nothing includes an app.
+	BaseFolders []string `yaml:"baseFolders" json:"baseFolders"`
+}
+
+// The discovery defaults: Flux's clusters/<cluster>/ layout and the overlay folders of a
+// kustomize layout (overlays/<cluster>, overlays/<environment>/<region>/<cluster>).
+var (
+	DefaultClusterPaths = []string{"**/clusters/{cluster}/**", "**/overlays/**/{cluster}"}
+	DefaultBaseFolders  = []string{"base", "bases"}
+)
 
 // ConfigApp is one app listed in olmsync.yaml.
 type ConfigApp struct {
@@ -190,7 +217,8 @@ func DefaultConfig() *Config {
 	return c
 }
 
-func (c *Config) applyDefaults(policyNode *yaml.Node) {
+func (c *Config) applyDefaults(root *yaml.Node) {
+	policyNode := mapValue(root, "policy")
 	if c.Policy.MarketplaceNamespace == "" {
 		c.Policy.MarketplaceNamespace = DefaultMarketplaceNamespace
 	}
@@ -207,6 +235,20 @@ func (c *Config) applyDefaults(policyNode *yaml.Node) {
 	}
 	if c.Policy.OperatorGroups == nil {
 		c.Policy.OperatorGroups = []ExternalOperatorGroup{}
+	}
+	// As for operatorGroups, only an absent key gets the default: "[]" turns it off.
+	discovery := mapValue(root, "discovery")
+	if mapKey(discovery, "clusterPaths") == nil {
+		c.Discovery.ClusterPaths = slices.Clone(DefaultClusterPaths)
+	}
+	if mapKey(discovery, "baseFolders") == nil {
+		c.Discovery.BaseFolders = slices.Clone(DefaultBaseFolders)
+	}
+	if c.Discovery.ClusterPaths == nil {
+		c.Discovery.ClusterPaths = []string{}
+	}
+	if c.Discovery.BaseFolders == nil {
+		c.Discovery.BaseFolders = []string{}
 	}
 }
 
@@ -263,7 +305,7 @@ func parseConfig(file string, data []byte) (*Config, *yaml.Node, error) {
 		c.Catalogs[i].Line = seqItemLine(root, "catalogs", i)
 	}
 	c.normalize()
-	c.applyDefaults(mapValue(root, "policy"))
+	c.applyDefaults(root)
 	return c, root, nil
 }
 
@@ -378,6 +420,17 @@ func (c *Config) validate(file string, root *yaml.Node) error {
 	for i, cat := range c.Catalogs {
 		if cat.Name == "" || cat.Source == "" {
 			return fail(seqItemLine(root, "catalogs", i), "catalogs[%d]: name and source are required", i)
+		}
+	}
+	discovery := mapValue(root, "discovery")
+	for i, p := range c.Discovery.ClusterPaths {
+		if _, err := parseClusterPath(p); err != nil {
+			return fail(seqItemLine(discovery, "clusterPaths", i), "discovery.clusterPaths[%d] %q: %v", i, p, err)
+		}
+	}
+	for i, name := range c.Discovery.BaseFolders {
+		if name == "" || strings.Contains(name, "/") {
+			return fail(seqItemLine(discovery, "baseFolders", i), "discovery.baseFolders[%d] %q: a folder name, without \"/\"", i, name)
 		}
 	}
 	return nil

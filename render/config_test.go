@@ -39,6 +39,8 @@ waivers:
   expires: 2026-12-31
 catalogs:
 - {name: community-operators, namespace: openshift-marketplace, source: catalogs/community}
+discovery:
+  clusterPaths: ["envs/*/{cluster}"]
 `
 	got, err := ParseConfig("olmsync.yaml", []byte(data))
 	if err != nil {
@@ -69,7 +71,8 @@ catalogs:
 			Expires: &Date{time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC)},
 			Line:    24,
 		}},
-		Catalogs: []Catalog{{Name: "community-operators", Namespace: "openshift-marketplace", Source: "catalogs/community", Line: 29}},
+		Catalogs:  []Catalog{{Name: "community-operators", Namespace: "openshift-marketplace", Source: "catalogs/community", Line: 29}},
+		Discovery: DiscoveryConfig{ClusterPaths: []string{"envs/*/{cluster}"}, BaseFolders: []string{"base", "bases"}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
@@ -109,6 +112,16 @@ func TestParseConfigDefaults(t *testing.T) {
 	if diff := cmp.Diff(defaultGroup, DefaultConfig().Policy.OperatorGroups); diff != "" {
 		t.Errorf("DefaultConfig operatorGroups (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(DiscoveryConfig{ClusterPaths: DefaultClusterPaths, BaseFolders: DefaultBaseFolders}, DefaultConfig().Discovery); diff != "" {
+		t.Errorf("DefaultConfig discovery (-want +got):\n%s", diff)
+	}
+	off, err := ParseConfig("olmsync.yaml", []byte("discovery:\n  clusterPaths: []\n  baseFolders: []\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(DiscoveryConfig{ClusterPaths: []string{}, BaseFolders: []string{}}, off.Discovery); diff != "" {
+		t.Errorf("discovery turned off (-want +got):\n%s", diff)
+	}
 }
 
 func TestParseConfigErrors(t *testing.T) {
@@ -145,6 +158,11 @@ func TestParseConfigErrors(t *testing.T) {
 		{"waiver without reason", "waivers:\n- rule: OP006\n  object: {kind: Subscription, name: s}\n", 2, "reason is required"},
 		{"waiver without object", "waivers:\n- rule: OP006\n  reason: ok\n", 2, "object.kind and object.name are required"},
 		{"catalog without source", "catalogs:\n- {name: c, namespace: n}\n", 2, "name and source are required"},
+		{"cluster path without cluster", "discovery:\n  clusterPaths:\n  - clusters/*\n", 3, `discovery.clusterPaths[0] "clusters/*": a pattern names the cluster exactly once`},
+		{"cluster path twice", "discovery:\n  clusterPaths: [\"a/{cluster}/{cluster}\"]\n", 2, "exactly once"},
+		{"cluster path glob in a name", "discovery:\n  clusterPaths: [\"a*/{cluster}\"]\n", 2, `a folder name is a name, "*", "**" or "{cluster}"`},
+		{"cluster path absolute", "discovery:\n  clusterPaths: [\"/{cluster}\"]\n", 2, "relative to the repository root"},
+		{"base folder with a slash", "discovery:\n  baseFolders: [a/base]\n", 2, `discovery.baseFolders[0] "a/base"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,8 +13,6 @@ type Reason string
 const (
 	// ReasonPathMissing: an Argo CD Application's path does not exist in the repository.
 	ReasonPathMissing Reason = "PathMissing"
-	// ReasonOtherRepository: an Application's source is another repository.
-	ReasonOtherRepository Reason = "OtherRepository"
 	// ReasonHelmChart: an Application's source is a Helm chart; olmsync does not render it.
 	ReasonHelmChart Reason = "HelmChart"
 	// ReasonUnsupportedSource: an Application uses a config management plugin, or the
@@ -28,9 +26,6 @@ const (
 	ReasonIgnoredSetting Reason = "IgnoredSetting"
 	// ReasonUnreadable: a file could not be read while looking for apps.
 	ReasonUnreadable Reason = "Unreadable"
-	// ReasonFallback: Applications were found but none is of this repository, so apps
-	// were looked for as kustomization roots instead.
-	ReasonFallback Reason = "Fallback"
 )
 
 // Reasons of build warnings.
@@ -43,6 +38,9 @@ const (
 	ReasonPluginSkipped Reason = "PluginSkipped"
 	// ReasonKustomizeOutput: kustomize printed a message while building the app.
 	ReasonKustomizeOutput Reason = "KustomizeOutput"
+	// ReasonNotManifest: a YAML file of the repository read as one directory app holds
+	// something other than Kubernetes objects; it was not read.
+	ReasonNotManifest Reason = "NotManifest"
 )
 
 // Diagnostic is one thing worth telling the user that does not stop the render: a
@@ -55,6 +53,8 @@ type Diagnostic struct {
 	// Apps are the IDs of the apps concerned (every app whose build read the file).
 	Apps    []string `json:"apps,omitempty"`
 	Message string   `json:"message"`
+	// Hint is a one-line fix, where olmsync knows one.
+	Hint string `json:"hint,omitempty"`
 }
 
 func (d Diagnostic) String() string {

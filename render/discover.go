@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -14,33 +15,93 @@ import (
 )
 
 // Discovery is what Discover found: the config in effect, the apps and how they were found,
-// and the problems that kept something from being an app.
+// and what was left out and why.
 type Discovery struct {
 	// Config is olmsync.yaml with defaults filled in, or DefaultConfig() without one.
 	Config *Config `json:"config"`
 	// ConfigFile is "olmsync.yaml" when the repository has one, else "".
 	ConfigFile string `json:"configFile,omitempty"`
-	// Method is how the apps were found.
+	// Repository is how olmsync knows which Argo CD Applications deploy this repository.
+	Repository RepositoryIdentity `json:"repository"`
+	// Method is how most apps were found: config, argocd (some Application of this
+	// repository deploys an app), kustomization or directory. Each app says its own.
 	Method Method `json:"method"`
 	// Apps are ordered by cluster, cluster-scope first, then name.
 	Apps []App `json:"apps"`
+	// Foreign are the Argo CD Applications and ApplicationSets of other repositories:
+	// listed so the user sees what was not checked, never a problem.
+	Foreign []ForeignApplication `json:"foreign,omitempty"`
+	// Unused are kustomizations that are not apps although nothing includes them: bases
+	// no overlay uses (DiscoveryConfig.BaseFolders).
+	Unused []UnusedFolder `json:"unused,omitempty"`
 	// Problems are Applications and files that could not be used, each with its place.
 	Problems []Diagnostic `json:"problems,omitempty"`
 }
 
+// RepositoryIdentity is how the repository is known to its Argo CD Applications.
+type RepositoryIdentity struct {
+	// URLs are the URLs Applications may name this repository by; none when unknown.
+	URLs []string `json:"urls,omitempty"`
+	// From says where they come from: "olmsync.yaml" (repoURLs), or what the caller
+	// said (the git remote, --repo-url); empty when unknown.
+	From string `json:"from,omitempty"`
+	// Path is the checked folder's path inside its repository ("" at the top).
+	// Application paths are relative to the repository's top, so this prefix is
+	// taken off them.
+	Path string `json:"path,omitempty"`
+}
+
+// ForeignApplication is an Argo CD Application or ApplicationSet that deploys something
+// other than this repository (or a folder outside the checked one).
+type ForeignApplication struct {
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	RepoURL string `json:"repoURL,omitempty"`
+	Path    string `json:"path,omitempty"`
+	// Reason says why it is taken to be of another repository.
+	Reason string `json:"reason"`
+}
+
+// UnusedFolder is a kustomization that is neither an app nor part of one.
+type UnusedFolder struct {
+	Path   string `json:"path"`
+	File   string `json:"file"`
+	Reason string `json:"reason"`
+}
+
+// DiscoverOptions say what the repository's files cannot: the URLs it is known by and
+// where the checked folder sits in it.
+type DiscoverOptions struct {
+	// RepoURLs are the repository's URLs when olmsync.yaml gives none (its git remote,
+	// --repo-url); RepoURLsFrom names where they come from, for `olmsync apps`.
+	RepoURLs     []string
+	RepoURLsFrom string
+	// RepoPath is the checked folder's path inside its git repository, slash-separated,
+	// "" at the top.
+	RepoPath string
+}
+
 // Discover finds the apps of the repository whose root folder is root in fsys: the apps of
-// olmsync.yaml; else the Argo CD Applications in the repository; else every kustomization
-// that no other kustomization uses. Only a broken olmsync.yaml (a *ConfigError) or an
-// unreadable root is an error; everything else is a Problem.
-func Discover(fsys filesys.FileSystem, root string) (*Discovery, error) {
+// olmsync.yaml; else the Argo CD Applications of this repository and every kustomization
+// root no Application covers (a dead base left out); else, with no kustomization at all,
+// the repository as one directory app. Each app's cluster is its Application's
+// destination, else a path convention's, else unknown (docs/ci.md). Only a broken
+// olmsync.yaml (a *ConfigError) or an unreadable root is an error; everything else is a
+// Problem.
+//
+// Discovery reads every manifest file of the repository once; it stops with ctx's error
+// when ctx ends.
+func Discover(ctx context.Context, fsys filesys.FileSystem, root string, opts DiscoverOptions) (*Discovery, error) {
 	r, err := newRepo(fsys, root)
 	if err != nil {
 		return nil, err
 	}
-	return discover(r)
+	return discover(ctx, r, opts)
 }
 
-func discover(r *repo) (*Discovery, error) {
+func discover(ctx context.Context, r *repo, opts DiscoverOptions) (*Discovery, error) {
 	cfg, cfgNode, err := loadConfig(r.fsys, r.root)
 	if err != nil {
 		return nil, err
@@ -57,8 +118,9 @@ func discover(r *repo) (*Discovery, error) {
 		sortApps(d.Apps)
 		return d, nil
 	}
+	d.Repository = repositoryIdentity(d.Config, opts)
 
-	scan, err := scanRepo(r)
+	scan, err := scanRepo(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -66,22 +128,60 @@ func discover(r *repo) (*Discovery, error) {
 	for _, p := range scan.problems {
 		problems.add(p)
 	}
-	argo := findApplications(r, scan, d.Config.RepoURLs, &problems)
-	if argo.ofThisRepo > 0 {
+	argo := findApplications(r, scan, d.Repository, &problems)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d.Foreign = argo.foreign
+	d.Apps = argo.apps
+	roots, unused := uncoveredRoots(scan, d.Apps, d.Config.Discovery)
+	d.Apps = append(d.Apps, roots...)
+	d.Unused = unused
+	switch {
+	case len(argo.apps) > 0:
 		d.Method = MethodArgoCD
-		d.Apps = argo.apps
-	} else {
-		if argo.found > 0 {
-			problems.add(Diagnostic{Reason: ReasonFallback, File: ".",
-				Message: fmt.Sprintf("found %d Argo CD Application(s), none of them of this repository; apps are the kustomization roots instead", argo.found)})
-		}
+	case len(roots) > 0 || len(scan.kustomizations) > 0 || len(scan.broken) > 0:
 		d.Method = MethodKustomization
-		d.Apps = kustomizationRoots(scan)
+	default:
+		d.Method = MethodDirectory
+		if scan.manifests > 0 {
+			d.Apps = []App{repositoryApp(d.Config.Discovery)}
+		}
 	}
 	d.Apps = dropDuplicateApps(d.Apps, &problems)
 	sortApps(d.Apps)
 	d.Problems = problems.sorted()
 	return d, nil
+}
+
+// repositoryIdentity decides the URLs that name this repository: olmsync.yaml's repoURLs
+// when it has any, else the caller's (the git remote, --repo-url).
+func repositoryIdentity(cfg *Config, opts DiscoverOptions) RepositoryIdentity {
+	id := RepositoryIdentity{Path: strings.Trim(opts.RepoPath, "/")}
+	if id.Path == "." {
+		id.Path = ""
+	}
+	switch {
+	case len(cfg.RepoURLs) > 0:
+		id.URLs, id.From = cfg.RepoURLs, ConfigFileName+" repoURLs"
+	case len(opts.RepoURLs) > 0:
+		id.URLs, id.From = opts.RepoURLs, opts.RepoURLsFrom
+	}
+	return id
+}
+
+// repositoryApp is the whole repository read as one directory app: what Argo CD does with
+// a directory source, recursively, leaving out hidden folders and files that hold no
+// Kubernetes object.
+func repositoryApp(cfg DiscoveryConfig) App {
+	app := App{
+		Name: ".", Path: ".", Recurse: true, Lenient: true,
+		ClusterScope: false, ClusterScopeReason: fmt.Sprintf("its path has no %q segment", ClusterScopeSegment),
+		Found: Found{Method: MethodDirectory, File: ".",
+			Reason: "the repository has no kustomization and no Argo CD Application of its own: its manifests are read as one directory app, as Argo CD reads a directory source"},
+	}
+	placeByPath(&app, parseClusterPaths(cfg.ClusterPaths))
+	return app
 }
 
 func appsFromConfig(cfg *Config, node *yaml.Node) []App {
@@ -97,11 +197,20 @@ func appsFromConfig(cfg *Config, node *yaml.Node) []App {
 			ClusterScope:       scope,
 			ClusterScopeReason: why,
 			Recurse:            ca.Recurse,
+			ClusterFrom:        ClusterFromConfig,
+			ClusterReason:      configClusterReason(ca.Cluster),
 			Found: Found{Method: MethodConfig, File: ConfigFileName, Line: seqItemLine(node, "apps", i),
 				Reason: fmt.Sprintf("listed in %s as apps[%d]", ConfigFileName, i)},
 		})
 	}
 	return apps
+}
+
+func configClusterReason(cluster string) string {
+	if cluster == "" {
+		return ConfigFileName + " gives it no cluster: it is in the default cluster with the other apps without one"
+	}
+	return fmt.Sprintf("%s gives cluster %q", ConfigFileName, cluster)
 }
 
 // dropDuplicateApps keeps the first app of each cluster and name, reporting the others.
@@ -132,6 +241,11 @@ type repoScan struct {
 	// referenced are folders another kustomization uses as a resource, base, component,
 	// generator, transformer or validator.
 	referenced map[string]bool
+	// includes are those uses, by the folder of the kustomization that uses them: the
+	// include graph that decides which folders an app covers.
+	includes map[string][]string
+	// manifests counts the .yaml, .yml and .json files outside hidden folders.
+	manifests int
 	// patchFiles are files kustomizations use as patches: they hold partial objects.
 	patchFiles map[string]bool
 	// argoFiles are YAML files that mention argoproj.io.
@@ -139,15 +253,22 @@ type repoScan struct {
 	problems  []Diagnostic
 }
 
-func scanRepo(r *repo) (*repoScan, error) {
-	s := &repoScan{referenced: map[string]bool{}, patchFiles: map[string]bool{}, brokenFiles: map[string]string{}}
-	var dirs []string
+func scanRepo(ctx context.Context, r *repo) (*repoScan, error) {
+	s := &repoScan{referenced: map[string]bool{}, includes: map[string][]string{}, patchFiles: map[string]bool{}, brokenFiles: map[string]string{}}
+	var dirs, files []string
 	err := r.walkRepo(func(rel string, isDir bool) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if isDir {
 			dirs = append(dirs, rel)
 			return nil
 		}
+		files = append(files, rel)
 		if isManifestName(rel) {
+			if rel != ConfigFileName && !inHiddenFolder(rel) {
+				s.manifests++
+			}
 			data, err := r.readFile(rel)
 			if err == nil && bytes.Contains(data, []byte("argoproj.io")) {
 				s.argoFiles = append(s.argoFiles, rel)
@@ -158,7 +279,11 @@ func scanRepo(r *repo) (*repoScan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("walk repository: %w", err)
 	}
+	r.noteWalk(dirs, files)
 	for _, dir := range dirs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		k, err := r.kustomizationAt(dir)
 		if err != nil {
 			s.broken = append(s.broken, dir)
@@ -181,6 +306,7 @@ func (s *repoScan) noteReferences(r *repo, k *kustomization) {
 	for _, ref := range dirRefs {
 		if p, ok := join(k.Dir, ref); ok && !isRemoteBase(ref) && r.isDir(p) {
 			s.referenced[p] = true
+			s.includes[k.Dir] = append(s.includes[k.Dir], p)
 		}
 	}
 	notePatch := func(ref string) {
@@ -196,31 +322,139 @@ func (s *repoScan) noteReferences(r *repo, k *kustomization) {
 	}
 }
 
-// kustomizationRoots are the kustomizations no other kustomization uses. Components are
-// never roots: kustomize cannot build one alone. A kustomization that cannot be read is a
-// root, so that its error is reported against an app.
-func kustomizationRoots(s *repoScan) []App {
-	var apps []App
-	add := func(dir, file string) {
-		scope, why := decideClusterScope(dir, nil)
-		apps = append(apps, App{
-			Name: dir, Path: dir, ClusterScope: scope, ClusterScopeReason: why,
-			Found: Found{Method: MethodKustomization, File: file,
-				Reason: "kustomization root: no other kustomization uses this folder as a resource, base or component"},
-		})
-	}
+// uncoveredRoots are the kustomization roots — kustomizations no other kustomization uses,
+// components aside — that no app covers: each is an app of its own, its cluster named by a
+// path convention or unknown. A root in a base folder (DiscoveryConfig.BaseFolders) is an
+// unused base instead, while the repository has other apps. A kustomization that cannot be
+// read is a root, so that its error is reported against an app.
+func uncoveredRoots(s *repoScan, apps []App, cfg DiscoveryConfig) (roots []App, unused []UnusedFolder) {
+	covered := coveredFolders(s, apps)
+	conventions := parseClusterPaths(cfg.ClusterPaths)
+	type candidate struct{ dir, file string }
+	var candidates []candidate
 	for _, k := range s.kustomizations {
-		if s.referenced[k.Dir] || k.K.Kind == types.ComponentKind {
-			continue
+		if !s.referenced[k.Dir] && k.K.Kind != types.ComponentKind {
+			candidates = append(candidates, candidate{k.Dir, k.File})
 		}
-		add(k.Dir, k.File)
 	}
 	for _, dir := range s.broken {
 		if !s.referenced[dir] {
-			add(dir, s.brokenFiles[dir])
+			candidates = append(candidates, candidate{dir, s.brokenFiles[dir]})
 		}
 	}
-	return apps
+	var bases []candidate
+	for _, c := range candidates {
+		if covered.has(c.dir) {
+			continue
+		}
+		if inBaseFolder(c.dir, cfg.BaseFolders) {
+			bases = append(bases, c)
+			continue
+		}
+		roots = append(roots, rootApp(c.dir, c.file, conventions))
+	}
+	if len(apps) == 0 && len(roots) == 0 {
+		// Nothing but bases: they are what the repository deploys.
+		for _, c := range bases {
+			roots = append(roots, rootApp(c.dir, c.file, conventions))
+		}
+		return roots, nil
+	}
+	for _, c := range bases {
+		unused = append(unused, UnusedFolder{Path: c.dir, File: c.file,
+			Reason: "a base no app includes (its folder is one of discovery.baseFolders); not checked"})
+	}
+	return roots, unused
+}
+
+func rootApp(dir, file string, conventions []clusterPath) App {
+	scope, why := decideClusterScope(dir, nil)
+	app := App{
+		Name: dir, Path: dir, ClusterScope: scope, ClusterScopeReason: why,
+		Found: Found{Method: MethodKustomization, File: file,
+			Reason: "kustomization root: no other kustomization uses this folder, and no Argo CD Application of this repository deploys it or a folder that includes it"},
+	}
+	placeByPath(&app, conventions)
+	return app
+}
+
+// placeByPath names an app's cluster from the first path convention that matches its
+// folder; without one, its cluster is unknown.
+func placeByPath(app *App, conventions []clusterPath) {
+	if cluster, pattern := clusterFromPath(conventions, app.Path); cluster != "" {
+		app.Cluster, app.ClusterFrom = cluster, ClusterFromPath
+		app.ClusterReason = fmt.Sprintf("its path matches the convention %q", pattern)
+		return
+	}
+	app.ClusterFrom = ClusterUnknown
+	app.ClusterReason = "no Argo CD Application deploys it and no path convention (discovery.clusterPaths) names its cluster: rules that compare two objects compare its objects only with each other"
+}
+
+// folderSet is a set of repository folders, some of them with every folder below.
+type folderSet struct {
+	exact, trees map[string]bool
+}
+
+func (f folderSet) has(dir string) bool {
+	if f.exact[dir] {
+		return true
+	}
+	for d := dir; ; d = path.Dir(d) {
+		if f.trees[d] {
+			return true
+		}
+		if d == "." || d == "/" {
+			return false
+		}
+	}
+}
+
+// coveredFolders are the folders the apps read: each app's folder, every folder its
+// kustomization includes (transitively), and everything below a recursive directory app.
+func coveredFolders(s *repoScan, apps []App) folderSet {
+	f := folderSet{exact: map[string]bool{}, trees: map[string]bool{}}
+	var visit func(dir string)
+	visit = func(dir string) {
+		if f.exact[dir] {
+			return
+		}
+		f.exact[dir] = true
+		for _, child := range s.includes[dir] {
+			visit(child)
+		}
+	}
+	for _, a := range apps {
+		visit(a.Path)
+		if a.Recurse {
+			f.trees[a.Path] = true
+		}
+	}
+	return f
+}
+
+// inBaseFolder reports whether a folder path has a segment that names a base folder.
+func inBaseFolder(dir string, baseFolders []string) bool {
+	for _, seg := range strings.Split(dir, "/") {
+		if slices.Contains(baseFolders, seg) {
+			return true
+		}
+	}
+	return false
+}
+
+// inHiddenFolder reports whether a repository path is inside a folder whose name starts
+// with "." (.github, .git).
+func inHiddenFolder(rel string) bool {
+	dir := path.Dir(rel)
+	if dir == "." {
+		return false
+	}
+	for _, seg := range strings.Split(dir, "/") {
+		if strings.HasPrefix(seg, ".") {
+			return true
+		}
+	}
+	return false
 }
 
 // isManifestName reports whether a file name is one olmsync reads manifests from.
@@ -244,7 +478,7 @@ func errorFile(err error, dir string) string {
 func problemFromError(err error, dir string) Diagnostic {
 	var ye *YAMLError
 	if errors.As(err, &ye) {
-		return Diagnostic{Reason: ReasonUnreadable, File: ye.File, Line: ye.Line, Message: ye.Msg}
+		return Diagnostic{Reason: ReasonUnreadable, File: ye.File, Line: ye.Line, Message: ye.Msg, Hint: Hint(err)}
 	}
-	return Diagnostic{Reason: ReasonUnreadable, File: dir, Message: err.Error()}
+	return Diagnostic{Reason: ReasonUnreadable, File: dir, Message: err.Error(), Hint: Hint(err)}
 }

@@ -17,12 +17,13 @@ type appSummary struct {
 	Method                         Method
 	File                           string
 	Line                           int
+	ClusterFrom                    ClusterFrom
 }
 
 func summarize(apps []App) []appSummary {
 	var out []appSummary
 	for _, a := range apps {
-		out = append(out, appSummary{a.Name, a.Path, a.Namespace, a.Cluster, a.ClusterScope, a.Recurse, a.Found.Method, a.Found.File, a.Found.Line})
+		out = append(out, appSummary{a.Name, a.Path, a.Namespace, a.Cluster, a.ClusterScope, a.Recurse, a.Found.Method, a.Found.File, a.Found.Line, a.ClusterFrom})
 	}
 	return out
 }
@@ -51,6 +52,7 @@ func TestDiscover(t *testing.T) {
 		wantMethod   Method
 		wantApps     []appSummary
 		wantProblems []problemSummary
+		wantForeign  []string
 	}{
 		{
 			name: "config apps are the only apps; cluster-scope from config or path",
@@ -77,10 +79,10 @@ apps:
 			},
 			wantMethod: MethodConfig,
 			wantApps: []appSummary{
-				{"forced-on", "platform", "", "", true, true, MethodConfig, "olmsync.yaml", 13},
-				{"cs", "cluster-scope/overlays/prod/emea/cl1", "", "cl1", true, false, MethodConfig, "olmsync.yaml", 2},
-				{"team", "apps/team", "team", "cl1", false, false, MethodConfig, "olmsync.yaml", 9},
-				{"forced-off", "cluster-scope/overlays/prod/emea/cl2", "", "cl2", false, false, MethodConfig, "olmsync.yaml", 5},
+				{"forced-on", "platform", "", "", true, true, MethodConfig, "olmsync.yaml", 13, ClusterFromConfig},
+				{"cs", "cluster-scope/overlays/prod/emea/cl1", "", "cl1", true, false, MethodConfig, "olmsync.yaml", 2, ClusterFromConfig},
+				{"team", "apps/team", "team", "cl1", false, false, MethodConfig, "olmsync.yaml", 9, ClusterFromConfig},
+				{"forced-off", "cluster-scope/overlays/prod/emea/cl2", "", "cl2", false, false, MethodConfig, "olmsync.yaml", 5, ClusterFromConfig},
 			},
 		},
 		{
@@ -110,13 +112,13 @@ spec:
 			},
 			wantMethod: MethodArgoCD,
 			wantApps: []appSummary{
-				{"cluster-scope-cl1", "cluster-scope/overlays/prod/emea/cl1", "", "cl1", true, false, MethodArgoCD, "argocd/apps/cl1.yaml", 1},
-				{"team", "apps/team/overlays/cl2", "team", "https://api.cl2.example.com:6443", false, true, MethodArgoCD, "argocd/apps/team.yaml", 1},
-				{"root", "argocd/apps", "argocd", "in-cluster", false, false, MethodArgoCD, "argocd/root.yaml", 1},
+				{"cluster-scope-cl1", "cluster-scope/overlays/prod/emea/cl1", "", "cl1", true, false, MethodArgoCD, "argocd/apps/cl1.yaml", 1, ClusterFromApplication},
+				{"team", "apps/team/overlays/cl2", "team", "https://api.cl2.example.com:6443", false, true, MethodArgoCD, "argocd/apps/team.yaml", 1, ClusterFromApplication},
+				{"root", "argocd/apps", "argocd", "in-cluster", false, false, MethodArgoCD, "argocd/root.yaml", 1, ClusterFromApplication},
 			},
 		},
 		{
-			name: "missing path, helm chart, other repository, plugin, ApplicationSet are problems",
+			name: "missing path, local helm chart, plugin, ApplicationSet are problems; other repositories are not; an uncovered root is an app",
 			repo: files{
 				"olmsync.yaml": "repoURLs: [git@github.com:org/apps.git]\n",
 				"argocd/apps.yaml": argoApp("good", "apps/good", "https://kubernetes.default.svc/", "good") + "---\n" +
@@ -166,16 +168,16 @@ spec:
 			},
 			wantMethod: MethodArgoCD,
 			wantApps: []appSummary{
-				{"good", "apps/good", "good", "in-cluster", false, false, MethodArgoCD, "argocd/apps.yaml", 1},
+				{"apps/unused", "apps/unused", "", "", false, false, MethodKustomization, "apps/unused/kustomization.yaml", 0, ClusterUnknown},
+				{"good", "apps/good", "good", "in-cluster", false, false, MethodArgoCD, "argocd/apps.yaml", 1, ClusterFromApplication},
 			},
 			wantProblems: []problemSummary{
 				{ReasonPathMissing, "argocd/apps.yaml", 16},
-				{ReasonHelmChart, "argocd/apps.yaml", 32},
-				{ReasonOtherRepository, "argocd/apps.yaml", 40},
 				{ReasonUnsupportedSource, "argocd/apps.yaml", 48},
 				{ReasonUnsupportedSource, "argocd/apps.yaml", 56},
 				{ReasonHelmChart, "argocd/apps.yaml", 62},
 			},
+			wantForeign: []string{"Application chart", "Application elsewhere"},
 		},
 		{
 			name: "multi-source application: one app per path source, values-only source ignored",
@@ -200,8 +202,8 @@ spec:
 			},
 			wantMethod: MethodArgoCD,
 			wantApps: []appSummary{
-				{"multi[0]", "apps/a", "team", "cl1", false, false, MethodArgoCD, "argocd/multi.yaml", 1},
-				{"multi[2]", "apps/b", "team", "cl1", false, false, MethodArgoCD, "argocd/multi.yaml", 1},
+				{"multi[0]", "apps/a", "team", "cl1", false, false, MethodArgoCD, "argocd/multi.yaml", 1, ClusterFromApplication},
+				{"multi[2]", "apps/b", "team", "cl1", false, false, MethodArgoCD, "argocd/multi.yaml", 1, ClusterFromApplication},
 			},
 		},
 		{
@@ -215,7 +217,8 @@ spec:
 			},
 			wantMethod: MethodArgoCD,
 			wantApps: []appSummary{
-				{"app", "apps/a", "a", "in-cluster", false, false, MethodArgoCD, "argocd/base/app.yaml", 1},
+				{"argocd/prod", "argocd/prod", "", "", false, false, MethodKustomization, "argocd/prod/kustomization.yaml", 0, ClusterUnknown},
+				{"app", "apps/a", "a", "in-cluster", false, false, MethodArgoCD, "argocd/base/app.yaml", 1, ClusterFromApplication},
 			},
 		},
 		{
@@ -229,13 +232,13 @@ spec:
 			},
 			wantMethod: MethodArgoCD,
 			wantApps: []appSummary{
-				{"same", "apps/a", "a", "cl1", false, false, MethodArgoCD, "argocd/a.yaml", 1},
-				{"same", "apps/b", "b", "cl2", false, false, MethodArgoCD, "argocd/c.yaml", 1},
+				{"same", "apps/a", "a", "cl1", false, false, MethodArgoCD, "argocd/a.yaml", 1, ClusterFromApplication},
+				{"same", "apps/b", "b", "cl2", false, false, MethodArgoCD, "argocd/c.yaml", 1, ClusterFromApplication},
 			},
 			wantProblems: []problemSummary{{ReasonDuplicateApp, "argocd/b.yaml", 1}},
 		},
 		{
-			name: "kustomization roots: bases and components are not apps",
+			name: "kustomization roots: bases and components are not apps; clusters from path conventions",
 			repo: files{
 				"base/kustomization.yaml":                       kustomizationOf,
 				"base/ns.yaml":                                  nsYAML,
@@ -248,13 +251,13 @@ spec:
 			},
 			wantMethod: MethodKustomization,
 			wantApps: []appSummary{
-				{"cluster-scope/overlays/cl1", "cluster-scope/overlays/cl1", "", "", true, false, MethodKustomization, "cluster-scope/overlays/cl1/kustomization.yaml", 0},
-				{"overlays/a", "overlays/a", "", "", false, false, MethodKustomization, "overlays/a/kustomization.yaml", 0},
-				{"overlays/b", "overlays/b", "", "", false, false, MethodKustomization, "overlays/b/kustomization.yaml", 0},
+				{"overlays/a", "overlays/a", "", "a", false, false, MethodKustomization, "overlays/a/kustomization.yaml", 0, ClusterFromPath},
+				{"overlays/b", "overlays/b", "", "b", false, false, MethodKustomization, "overlays/b/kustomization.yaml", 0, ClusterFromPath},
+				{"cluster-scope/overlays/cl1", "cluster-scope/overlays/cl1", "", "cl1", true, false, MethodKustomization, "cluster-scope/overlays/cl1/kustomization.yaml", 0, ClusterFromPath},
 			},
 		},
 		{
-			name: "applications of other repositories only: fall back to kustomization roots",
+			name: "applications of other repositories only: the kustomization roots are the apps",
 			repo: files{
 				"argocd/app.yaml":         argoApp("chart", "", "in-cluster", "x") + "    chart: thing\n",
 				"site/kustomization.yaml": kustomizationOf,
@@ -262,9 +265,9 @@ spec:
 			},
 			wantMethod: MethodKustomization,
 			wantApps: []appSummary{
-				{"site", "site", "", "", false, false, MethodKustomization, "site/kustomization.yaml", 0},
+				{"site", "site", "", "", false, false, MethodKustomization, "site/kustomization.yaml", 0, ClusterUnknown},
 			},
-			wantProblems: []problemSummary{{ReasonFallback, ".", 0}, {ReasonHelmChart, "argocd/app.yaml", 1}},
+			wantForeign: []string{"Application chart"},
 		},
 		{
 			name: "a broken kustomization is a root, reported",
@@ -273,7 +276,7 @@ spec:
 			},
 			wantMethod: MethodKustomization,
 			wantApps: []appSummary{
-				{"broken", "broken", "", "", false, false, MethodKustomization, "broken/kustomization.yaml", 0},
+				{"broken", "broken", "", "", false, false, MethodKustomization, "broken/kustomization.yaml", 0, ClusterUnknown},
 			},
 			wantProblems: []problemSummary{{ReasonUnreadable, "broken/kustomization.yaml", 3}},
 		},
@@ -281,7 +284,7 @@ spec:
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fsys, root := memRepo(t, tt.repo)
-			d, err := Discover(fsys, root)
+			d, err := Discover(t.Context(), fsys, root, DiscoverOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -294,8 +297,18 @@ spec:
 			if diff := cmp.Diff(tt.wantProblems, summarizeProblems(d.Problems)); diff != "" {
 				t.Errorf("problems (-want +got):\n%s\n%v", diff, d.Problems)
 			}
+			var foreign []string
+			for _, f := range d.Foreign {
+				foreign = append(foreign, f.Kind+" "+f.Name)
+				if f.Reason == "" {
+					t.Errorf("foreign %s %s: no reason", f.Kind, f.Name)
+				}
+			}
+			if diff := cmp.Diff(tt.wantForeign, foreign); diff != "" {
+				t.Errorf("foreign (-want +got):\n%s", diff)
+			}
 			for _, a := range d.Apps {
-				if a.Found.Reason == "" || a.ClusterScopeReason == "" {
+				if a.Found.Reason == "" || a.ClusterScopeReason == "" || a.ClusterReason == "" {
 					t.Errorf("app %s: no reason recorded: %+v", a.Name, a)
 				}
 			}
@@ -308,7 +321,7 @@ func TestDiscoverReasonsSayWhy(t *testing.T) {
 		"argocd/app.yaml":                    argoApp("cs", "cluster-scope/overlays/cl1", "cl1", "") + "---\n" + argoApp("gone", "apps/gone", "cl1", "g"),
 		"cluster-scope/overlays/cl1/ns.yaml": nsYAML,
 	})
-	d, err := Discover(fsys, root)
+	d, err := Discover(t.Context(), fsys, root, DiscoverOptions{RepoURLs: []string{"git@github.com:org/apps.git"}, RepoURLsFrom: "the git remote origin"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +351,7 @@ func TestArgoKustomizeSettings(t *testing.T) {
 		"apps/team/kustomization.yaml": kustomizationOf,
 		"apps/team/ns.yaml":            nsYAML,
 	})
-	d, err := Discover(fsys, root)
+	d, err := Discover(t.Context(), fsys, root, DiscoverOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,4 +426,181 @@ func TestClusterGrouping(t *testing.T) {
 // argoApp writes an Argo CD Application with one source.
 func argoApp(name, path, cluster, namespace string) string {
 	return rendertest.Application(name, path, cluster, namespace)
+}
+
+func TestDiscoverCoverage(t *testing.T) {
+	ours := DiscoverOptions{RepoURLs: []string{"https://github.com/org/apps"}, RepoURLsFrom: "the git remote origin"}
+	tests := []struct {
+		name        string
+		repo        files
+		opts        DiscoverOptions
+		wantMethod  Method
+		wantApps    []appSummary
+		wantForeign []string
+		wantUnused  []string
+	}{
+		{
+			name: "an Application of another repository is foreign; its would-be path is no problem; the roots are apps",
+			repo: files{
+				"argocd/other.yaml":                      strings.Replace(argoApp("other", "deploy/prod", "in-cluster", "x"), "org/apps", "org/other", 1),
+				"apps/a/overlays/cl1/kustomization.yaml": "resources:\n- ../../base\n",
+				"apps/a/base/kustomization.yaml":         kustomizationOf,
+			},
+			opts:       ours,
+			wantMethod: MethodKustomization,
+			wantApps: []appSummary{
+				{"apps/a/overlays/cl1", "apps/a/overlays/cl1", "", "cl1", false, false, MethodKustomization, "apps/a/overlays/cl1/kustomization.yaml", 0, ClusterFromPath},
+			},
+			wantForeign: []string{"Application other"},
+		},
+		{
+			name: "roots no Application covers are apps; what an Application includes is not; a dead base is unused",
+			repo: files{
+				"argocd/a.yaml":                          argoApp("a", "apps/a/overlays/cl1", "cl1", "a"),
+				"apps/a/overlays/cl1/kustomization.yaml": "resources:\n- ../../base\n",
+				"apps/a/base/kustomization.yaml":         "resources:\n- ../../shared\n",
+				"apps/shared/kustomization.yaml":         kustomizationOf,
+				"apps/b/overlays/cl2/kustomization.yaml": kustomizationOf,
+				"apps/c/base/kustomization.yaml":         kustomizationOf,
+				"platform/kustomization.yaml":            kustomizationOf,
+			},
+			opts:       ours,
+			wantMethod: MethodArgoCD,
+			wantApps: []appSummary{
+				{"platform", "platform", "", "", false, false, MethodKustomization, "platform/kustomization.yaml", 0, ClusterUnknown},
+				{"a", "apps/a/overlays/cl1", "a", "cl1", false, false, MethodArgoCD, "argocd/a.yaml", 1, ClusterFromApplication},
+				{"apps/b/overlays/cl2", "apps/b/overlays/cl2", "", "cl2", false, false, MethodKustomization, "apps/b/overlays/cl2/kustomization.yaml", 0, ClusterFromPath},
+			},
+			wantUnused: []string{"apps/c/base"},
+		},
+		{
+			name: "a recursive directory Application covers the kustomizations below it",
+			repo: files{
+				"argocd/all.yaml":                  argoApp("all", "manifests", "cl1", "x") + "    directory:\n      recurse: true\n",
+				"manifests/ns.yaml":                nsYAML,
+				"manifests/sub/kustomization.yaml": kustomizationOf,
+			},
+			opts:       ours,
+			wantMethod: MethodArgoCD,
+			wantApps: []appSummary{
+				{"all", "manifests", "x", "cl1", false, true, MethodArgoCD, "argocd/all.yaml", 1, ClusterFromApplication},
+			},
+		},
+		{
+			name: "only bases: they are the apps",
+			repo: files{
+				"base/kustomization.yaml": kustomizationOf,
+			},
+			wantMethod: MethodKustomization,
+			wantApps: []appSummary{
+				{"base", "base", "", "", false, false, MethodKustomization, "base/kustomization.yaml", 0, ClusterUnknown},
+			},
+		},
+		{
+			name: "no kustomization, no Application of ours: the repository is one directory app",
+			repo: files{
+				"operators/sub.yaml":        nsYAML,
+				".github/workflows/ci.yaml": "on: push\n",
+			},
+			wantMethod: MethodDirectory,
+			wantApps: []appSummary{
+				{".", ".", "", "", false, true, MethodDirectory, ".", 0, ClusterUnknown},
+			},
+		},
+		{
+			name:       "nothing to deploy: no app",
+			repo:       files{"README.md": "# hi\n", ".github/ci.yaml": "on: push\n"},
+			wantMethod: MethodDirectory,
+		},
+		{
+			name: "Application paths are relative to the repository's top: the checked folder's prefix is taken off",
+			repo: files{
+				"argocd/a.yaml":             argoApp("a", "gitops/apps/a", "cl1", "a") + "---\n" + argoApp("elsewhere", "services/x", "cl1", "x"),
+				"apps/a/kustomization.yaml": kustomizationOf,
+			},
+			opts:       DiscoverOptions{RepoURLs: ours.RepoURLs, RepoURLsFrom: ours.RepoURLsFrom, RepoPath: "gitops"},
+			wantMethod: MethodArgoCD,
+			wantApps: []appSummary{
+				{"a", "apps/a", "a", "cl1", false, false, MethodArgoCD, "argocd/a.yaml", 1, ClusterFromApplication},
+			},
+			wantForeign: []string{"Application elsewhere"},
+		},
+		{
+			name: "an ApplicationSet of another repository is foreign; one of this repository is expanded through its roots",
+			repo: files{
+				"argocd/sets.yaml": `
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata:
+  name: theirs
+spec:
+  template:
+    spec:
+      source: {repoURL: https://github.com/org/other, path: "{{path}}"}
+`,
+				"apps/x/overlays/cl9/kustomization.yaml": kustomizationOf,
+			},
+			opts:       ours,
+			wantMethod: MethodKustomization,
+			wantApps: []appSummary{
+				{"apps/x/overlays/cl9", "apps/x/overlays/cl9", "", "cl9", false, false, MethodKustomization, "apps/x/overlays/cl9/kustomization.yaml", 0, ClusterFromPath},
+			},
+			wantForeign: []string{"ApplicationSet theirs"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys, root := memRepo(t, tt.repo)
+			d, err := Discover(t.Context(), fsys, root, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Method != tt.wantMethod {
+				t.Errorf("method = %s, want %s", d.Method, tt.wantMethod)
+			}
+			if diff := cmp.Diff(tt.wantApps, summarize(d.Apps)); diff != "" {
+				t.Errorf("apps (-want +got):\n%s", diff)
+			}
+			if len(d.Problems) > 0 {
+				t.Errorf("problems = %v, want none", d.Problems)
+			}
+			var foreign, unused []string
+			for _, f := range d.Foreign {
+				foreign = append(foreign, f.Kind+" "+f.Name)
+			}
+			for _, u := range d.Unused {
+				unused = append(unused, u.Path)
+			}
+			if diff := cmp.Diff(tt.wantForeign, foreign); diff != "" {
+				t.Errorf("foreign (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantUnused, unused); diff != "" {
+				t.Errorf("unused (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDirectoryAppSkipsWhatIsNotAManifest(t *testing.T) {
+	fsys, root := memRepo(t, files{
+		"operators/ns.yaml":         nsYAML,
+		"operators/values.yaml":     "replicas: 3\n",
+		".github/workflows/ci.yaml": "on: push\n",
+	})
+	res, err := Render(t.Context(), fsys, root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Apps) != 1 || res.Apps[0].Err != nil || len(res.Apps[0].Objects) != 1 {
+		t.Fatalf("apps = %+v, want one directory app with the Namespace", res.Apps)
+	}
+	var skipped []string
+	for _, w := range res.Warnings {
+		if w.Reason == ReasonNotManifest {
+			skipped = append(skipped, w.File)
+		}
+	}
+	if diff := cmp.Diff([]string{"operators/values.yaml"}, skipped); diff != "" {
+		t.Errorf("skipped files (-want +got):\n%s", diff)
+	}
 }

@@ -125,12 +125,28 @@ func (pl *planner) planPlainFolder() error {
 		return err
 	}
 	for _, f := range files {
-		if _, err := pl.r.manifestsIn(f); err != nil {
+		mf, err := pl.r.manifestsIn(f)
+		if err != nil {
 			return err
 		}
+		if app.Lenient && !allObjects(mf) {
+			pl.p.warnings = append(pl.p.warnings, Diagnostic{Reason: ReasonNotManifest, File: f, Apps: []string{app.ID()},
+				Message: "holds YAML that is not a Kubernetes object (apiVersion, kind and metadata.name); not read as a manifest"})
+			continue
+		}
+		pl.p.files = append(pl.p.files, f)
 	}
-	pl.p.files = files
 	return nil
+}
+
+// allObjects reports whether every document of a file is a Kubernetes object.
+func allObjects(mf *manifestFile) bool {
+	for _, d := range mf.Docs {
+		if d.APIVersion == "" || d.Kind == "" || d.Name == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // manifestFiles are the .yaml, .yml and .json files of a folder (and its sub-folders when
@@ -146,7 +162,7 @@ func (pl *planner) manifestFiles(dir string, recurse bool) ([]string, error) {
 		rel := path.Join(dir, name)
 		switch {
 		case pl.r.isDir(rel):
-			if recurse && name != ".git" {
+			if recurse && name != ".git" && !(pl.p.app.Lenient && strings.HasPrefix(name, ".")) {
 				sub, err := pl.manifestFiles(rel, true)
 				if err != nil {
 					return nil, err
@@ -374,6 +390,7 @@ func (pl *planner) noteDeprecations(k *kustomization) {
 			Reason: ReasonDeprecated, File: k.File, Line: lineOf(mapKey(k.Node, field)),
 			Apps:    []string{pl.p.app.ID()},
 			Message: strings.TrimPrefix(deprecatedFields[field], "# Warning: "),
+			Hint:    deprecationHints[field],
 		})
 	}
 }

@@ -30,6 +30,9 @@ type Options struct {
 	EnableHelm bool
 	// HelmCommand is the helm binary; default "helm".
 	HelmCommand string
+	// Discovery says what the repository's files cannot: its URLs (for Argo CD
+	// Applications) and where the checked folder sits in it.
+	Discovery DiscoverOptions
 }
 
 func (o Options) withDefaults() Options {
@@ -66,6 +69,11 @@ type Result struct {
 	ConfigFile string `json:"configFile,omitempty"`
 	// Method is how the apps were found.
 	Method Method `json:"method"`
+	// Repository, Foreign and Unused are Discovery's: what is known of the repository,
+	// the Applications of other repositories and the unused bases, none of them checked.
+	Repository RepositoryIdentity    `json:"repository"`
+	Foreign    []ForeignApplication `json:"foreign,omitempty"`
+	Unused     []UnusedFolder       `json:"unused,omitempty"`
 	// Apps are every app, rendered or failed, ordered by cluster, cluster-scope first,
 	// then name.
 	Apps []*AppResult `json:"apps"`
@@ -112,7 +120,7 @@ func Render(ctx context.Context, fsys filesys.FileSystem, root string, opts Opti
 	if err != nil {
 		return nil, err
 	}
-	d, err := discover(r)
+	d, err := discover(ctx, r, opts.Discovery)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +139,8 @@ func Build(ctx context.Context, fsys filesys.FileSystem, root string, d *Discove
 
 func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, error) {
 	opts = opts.withDefaults()
-	res := &Result{Config: d.Config, ConfigFile: d.ConfigFile, Method: d.Method, Problems: d.Problems}
+	res := &Result{Config: d.Config, ConfigFile: d.ConfigFile, Method: d.Method, Problems: d.Problems,
+		Repository: d.Repository, Foreign: d.Foreign, Unused: d.Unused}
 	res.Apps = make([]*AppResult, len(d.Apps))
 	for i := range d.Apps {
 		res.Apps[i] = &AppResult{App: d.Apps[i]}

@@ -25,6 +25,12 @@ type repo struct {
 	mu    sync.Mutex
 	kusts map[string]*onceEntry[*kustomization]
 	files map[string]*onceEntry[*manifestFile]
+	// raw keeps what readFile read: discovery reads every manifest file once (looking for
+	// Argo CD Applications), and the builds read many of them again.
+	raw map[string][]byte
+	// walked are the folders discovery's walk listed, and listed the files in them: a
+	// folder's kustomization is then found without a stat per recognised file name.
+	walked, listed map[string]bool
 }
 
 type onceEntry[T any] struct {
@@ -46,6 +52,7 @@ func newRepo(fsys filesys.FileSystem, root string) (*repo, error) {
 		root:  dir.String(),
 		kusts: map[string]*onceEntry[*kustomization]{},
 		files: map[string]*onceEntry[*manifestFile]{},
+		raw:   map[string][]byte{},
 	}, nil
 }
 
@@ -80,6 +87,12 @@ func (r *repo) inside(rel string) bool {
 
 // readFile reads a repository file, refusing one that a symlink leads out of the repository.
 func (r *repo) readFile(rel string) ([]byte, error) {
+	r.mu.Lock()
+	data, ok := r.raw[rel]
+	r.mu.Unlock()
+	if ok {
+		return data, nil
+	}
 	if !r.inside(rel) {
 		return nil, &fileError{file: rel, err: fmt.Errorf("%w (through a symbolic link)", ErrOutsideRepository)}
 	}
@@ -87,7 +100,36 @@ func (r *repo) readFile(rel string) ([]byte, error) {
 	if err != nil {
 		return nil, &fileError{file: rel, err: err}
 	}
+	r.mu.Lock()
+	r.raw[rel] = data
+	r.mu.Unlock()
 	return data, nil
+}
+
+// hasFile reports whether rel is a file, from the walk's listing when its folder was
+// walked, else by asking the filesystem.
+func (r *repo) hasFile(rel string) bool {
+	r.mu.Lock()
+	walked, listed := r.walked[path.Dir(rel)], r.listed[rel]
+	r.mu.Unlock()
+	if walked {
+		return listed
+	}
+	return r.isFile(rel)
+}
+
+// noteWalk records the folders and files discovery's walk listed.
+func (r *repo) noteWalk(dirs, files []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.walked = make(map[string]bool, len(dirs))
+	for _, d := range dirs {
+		r.walked[d] = true
+	}
+	r.listed = make(map[string]bool, len(files))
+	for _, f := range files {
+		r.listed[f] = true
+	}
 }
 
 func (r *repo) isDir(rel string) bool  { return r.fsys.IsDir(r.abs(rel)) }
@@ -159,7 +201,7 @@ func (r *repo) kustomizationAt(dir string) (*kustomization, error) {
 func (r *repo) readKustomization(dir string) (*kustomization, error) {
 	var found []string
 	for _, name := range konfig.RecognizedKustomizationFileNames() {
-		if r.isFile(path.Join(dir, name)) {
+		if r.hasFile(path.Join(dir, name)) {
 			found = append(found, name)
 		}
 	}
@@ -189,6 +231,9 @@ func (r *repo) readKustomization(dir string) (*kustomization, error) {
 	}
 	k.Node = docs[0].Node
 	if err := k.K.Unmarshal(raw); err != nil {
+		if line, hint, ok := patchesStringHint(k.Node, err); ok {
+			return nil, &hintedError{err: &YAMLError{File: file, Line: line, Msg: err.Error()}, hint: hint}
+		}
 		// kustomize's decoder names the unknown field; the node tree gives its line.
 		return nil, &YAMLError{File: file, Line: unknownFieldLine(k.Node, err.Error()), Msg: err.Error()}
 	}

@@ -86,7 +86,7 @@ func completeViolations(r *Report) []error {
 			errs = append(errs, fmt.Errorf("%s has no rule", name))
 		case !validSeverity(v.Severity):
 			errs = append(errs, fmt.Errorf("%s: unknown severity %q", name, v.Severity))
-		case v.Status != "" && v.Status != StatusNew && v.Status != StatusPreExisting:
+		case v.Status != "" && v.Status != StatusNew && v.Status != StatusPreExisting && v.Status != StatusUnknown:
 			errs = append(errs, fmt.Errorf("%s: unknown status %q", name, v.Status))
 		case v.Status != "" && r.Base == nil:
 			errs = append(errs, fmt.Errorf("%s: status %q without a base revision", name, v.Status))
@@ -122,6 +122,9 @@ func completeChanges(r *Report) []error {
 func completeInputs(r *Report) {
 	for i := range r.Apps {
 		r.Apps[i].Path = cleanPath(r.Apps[i].Path)
+		if e := r.Apps[i].Error; e != nil {
+			e.File = cleanPath(e.File)
+		}
 	}
 	slices.SortStableFunc(r.Apps, func(a, b App) int {
 		return cmp.Or(cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.Name, b.Name))
@@ -129,9 +132,18 @@ func completeInputs(r *Report) {
 	for i := range r.Problems {
 		r.Problems[i].File = cleanPath(r.Problems[i].File)
 	}
+	// The problems that decide the verdict come first: the checked revision's new ones,
+	// then its pre-existing ones, then the base's.
 	slices.SortStableFunc(r.Problems, func(a, b Problem) int {
-		return cmp.Or(compareBool(a.Base, b.Base), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line),
+		return cmp.Or(compareBool(a.Base, b.Base), compareBool(a.Status == StatusPreExisting, b.Status == StatusPreExisting),
+			cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line),
 			cmp.Compare(a.App, b.App), cmp.Compare(a.Message, b.Message))
+	})
+	for i := range r.NotChecked {
+		r.NotChecked[i].File = cleanPath(r.NotChecked[i].File)
+	}
+	slices.SortStableFunc(r.NotChecked, func(a, b NotChecked) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Name, b.Name))
 	})
 	r.Warnings = mergeWarnings(r.Warnings)
 	for i := range r.Objects {
@@ -187,10 +199,15 @@ func summarize(r *Report, failOn FailOn) Summary {
 		Changes:        len(r.Changes),
 		Problems:       len(r.Problems),
 		RenderWarnings: len(r.Warnings),
+		NotChecked:     len(r.NotChecked),
 	}
 	for _, v := range r.Violations {
 		if v.Waived {
 			s.Waived++
+			continue
+		}
+		if v.Status == StatusUnknown {
+			s.Unknown++
 			continue
 		}
 		if v.Severity == SeverityError {

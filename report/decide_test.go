@@ -16,6 +16,9 @@ func TestExitCode(t *testing.T) {
 	waivedNew := Violation{Rule: "OP001", Severity: SeverityError, Status: StatusNew, Waived: true}
 	headProblem := Problem{File: "apps/x/kustomization.yaml", Message: "missing base"}
 	baseProblem := Problem{File: "apps/x/kustomization.yaml", Message: "missing base", Base: true}
+	oldProblem := Problem{File: "apps/x/kustomization.yaml", Message: "missing base", Status: StatusPreExisting}
+	newProblem := Problem{File: "apps/y/kustomization.yaml", Message: "missing base", Status: StatusNew}
+	errUnknown := Violation{Rule: "OP001", Severity: SeverityError, Status: StatusUnknown}
 
 	tests := []struct {
 		name       string
@@ -39,6 +42,11 @@ func TestExitCode(t *testing.T) {
 		{"a problem only in the base", nil, []Problem{baseProblem}, FailOnAll, ExitOK},
 		{"a base problem and a new error", []Violation{errNew}, []Problem{baseProblem}, FailOnNew, ExitViolations},
 		{"empty fail-on is all", []Violation{errOld}, nil, "", ExitViolations},
+		{"a pre-existing problem, fail on new", nil, []Problem{oldProblem}, FailOnNew, ExitOK},
+		{"a pre-existing problem and a new error, fail on new", []Violation{errNew}, []Problem{oldProblem}, FailOnNew, ExitViolations},
+		{"a pre-existing problem, fail on all", nil, []Problem{oldProblem}, FailOnAll, ExitIncomplete},
+		{"a new problem, fail on new", nil, []Problem{oldProblem, newProblem}, FailOnNew, ExitIncomplete},
+		{"a violation of unknown status never fails", []Violation{errUnknown}, nil, FailOnAll, ExitOK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

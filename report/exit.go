@@ -41,11 +41,12 @@ func ParseFailOn(s string) (FailOn, error) {
 // ExitCode decides how `olmsync check` exits for a report: ExitIncomplete when an input of
 // the checked revision could not be read or rendered, else ExitViolations when a
 // violation that counts is at error severity, else ExitOK. Waived violations and warnings
-// never count; under FailOnNew only violations that are not pre-existing count (without a
-// base, that is all of them).
+// never count; under FailOnNew only violations and problems that are not pre-existing
+// count (without a base, that is all of them), so what the base branch already had does
+// not turn a pull request red. Violations of unknown status never count.
 func ExitCode(r *Report, failOn FailOn) int {
 	for _, p := range r.Problems {
-		if !p.Base {
+		if counts(p, failOn) {
 			return ExitIncomplete
 		}
 	}
@@ -59,10 +60,19 @@ func ExitCode(r *Report, failOn FailOn) int {
 
 // fails reports whether v fails the check under failOn.
 func fails(v Violation, failOn FailOn) bool {
-	if v.Waived || v.Severity != SeverityError {
+	if v.Waived || v.Severity != SeverityError || v.Status == StatusUnknown {
 		return false
 	}
 	return failOn != FailOnNew || v.Status != StatusPreExisting
+}
+
+// counts reports whether a problem makes the check incomplete under failOn: a problem of
+// the checked revision, unless failOn is new and the base has it too.
+func counts(p Problem, failOn FailOn) bool {
+	if p.Base {
+		return false
+	}
+	return failOn != FailOnNew || p.Status != StatusPreExisting
 }
 
 // resultOf names the verdict an exit code stands for.

@@ -79,6 +79,11 @@ type Options struct {
 	// repository-relative path is appended, then "#L<line>". For GitHub:
 	// "https://github.com/<owner>/<repo>/blob/<commit>/".
 	SourceURL string
+	// PathPrefix is the checked folder's path inside its repository ("gitops" for a
+	// GitOps folder of a monorepo). The report's paths are relative to the checked
+	// folder; the formats GitHub reads against the repository's top (SARIF, GitHub
+	// annotations, Markdown links) put the prefix in front of them.
+	PathPrefix string
 }
 
 // Write writes a completed report (see Complete) in a format.
@@ -93,11 +98,11 @@ func Write(w io.Writer, r *Report, f Format, opts Options) error {
 	case FormatJSON:
 		err = writeJSON(w, r)
 	case FormatSARIF:
-		err = writeSARIF(w, r)
+		err = writeSARIF(w, r, opts)
 	case FormatJUnit:
 		err = writeJUnit(w, r, opts)
 	case FormatGitHub:
-		err = writeGitHub(w, r)
+		err = writeGitHub(w, r, opts)
 	case FormatMarkdown:
 		err = writeMarkdown(w, r, opts)
 	default:

@@ -2,50 +2,130 @@ package report
 
 import (
 	"cmp"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 )
 
+// GitHub shows at most this many annotations of each level (error, warning, notice) per
+// step; the rest of a step's commands of that level are dropped from the pull request
+// view without a word (actions/toolkit, docs/problem-matchers.md, "Limitations").
+const githubAnnotationsPerLevel = 10
+
+// annotation is one finding as a workflow command.
+type annotation struct {
+	level, file string
+	line        int
+	title, text string
+}
+
 // writeGitHub writes GitHub Actions workflow commands: one annotation per finding, shown
-// on the file and line in the pull request. GitHub shows only the first ten annotations
-// of each level per step, so they come most important first: problems, then errors (new
-// before pre-existing), then warnings, then notices (OLM changes, waived violations).
-func writeGitHub(w io.Writer, r *Report) error {
+// on the file and line in the pull request. GitHub shows only the first ten of each level
+// per step, so within each level the findings come most important first — the checked
+// revision's violations (new errors before pre-existing ones), then its problems, then
+// warnings, then notices — and when a level has more than ten, the tenth says how many
+// more there are. Every finding past the limit is still printed, as a plain line in a
+// collapsed log group, so nothing is lost.
+func writeGitHub(w io.Writer, r *Report, opts Options) error {
 	e := &errWriter{w: w}
-	for _, p := range r.Problems {
-		level := "error"
-		title := "olmsync: input could not be read or rendered"
-		if p.Base {
-			level, title = "warning", "olmsync: base revision could not be read or rendered"
-		}
-		e.print(workflowCommand(level, p.File, p.Line, title, withApp(p.Message, p.App)))
+	levels := map[string][]annotation{}
+	add := func(a annotation) {
+		a.file = prefixed(opts.PathPrefix, a.file)
+		levels[a.level] = append(levels[a.level], a)
 	}
 	for _, v := range byImportance(r.Violations) {
-		e.print(workflowCommand(string(v.Severity), v.File, v.Line, ruleTitle(r, v.Rule), violationText(v)))
+		add(annotation{string(v.Severity), v.File, v.Line, ruleTitle(r, v.Rule), violationText(v)})
+	}
+	for _, p := range r.Problems {
+		a := annotation{"error", p.File, p.Line, "olmsync: input could not be read or rendered", problemText(p)}
+		switch {
+		case p.Base:
+			a.level, a.title = "warning", "olmsync: base revision could not be read or rendered"
+		case p.Status == StatusPreExisting:
+			a.level, a.title = "warning", "olmsync: input could not be read or rendered (as in the base revision)"
+		}
+		add(a)
 	}
 	for _, wr := range r.Warnings {
-		e.print(workflowCommand("warning", wr.File, wr.Line, "olmsync: render warning", wr.Message))
+		add(annotation{"warning", wr.File, wr.Line, "olmsync: render warning", withHint(wr.Message, wr.Hint)})
 	}
 	for _, c := range r.Changes {
-		e.print(workflowCommand("notice", c.File, c.Line, "olmsync: OLM change", changeText(c)))
+		add(annotation{"notice", c.File, c.Line, "olmsync: OLM change", changeText(c)})
 	}
 	for _, v := range r.Violations {
-		if v.Waived {
-			e.print(workflowCommand("notice", v.File, v.Line, ruleTitle(r, v.Rule)+" (waived)", violationText(v)))
+		if v.Waived && v.Status != StatusUnknown {
+			add(annotation{"notice", v.File, v.Line, ruleTitle(r, v.Rule) + " (waived)", violationText(v)})
 		}
+	}
+	var rest []annotation
+	for _, level := range []string{"error", "warning", "notice"} {
+		list := levels[level]
+		if len(list) > githubAnnotationsPerLevel {
+			shown := githubAnnotationsPerLevel - 1
+			rest = append(rest, list[shown:]...)
+			list = append(list[:shown:shown], annotation{level: level,
+				title: "olmsync: " + plural(len(list)-shown, "more "+level, "more "+level+"s") + " not shown",
+				text:  fmt.Sprintf("GitHub shows %d annotations of a kind per step: %d more are listed in the job log (group \"olmsync: findings not annotated\") and in the JSON report", githubAnnotationsPerLevel, len(list)-shown)})
+		}
+		for _, a := range list {
+			e.print(workflowCommand(a.level, a.file, a.line, a.title, a.text))
+		}
+	}
+	if len(rest) > 0 {
+		e.print("::group::olmsync: findings not annotated\n")
+		for _, a := range rest {
+			e.print(logLine(a))
+		}
+		e.print("::endgroup::\n")
 	}
 	e.print("olmsync: " + verdict(r) + " — " + strings.Join(summaryParts(r), ", ") + "\n")
 	return e.err
 }
 
-// byImportance lists the violations that are not waived, errors before warnings and new
-// before pre-existing, keeping the report's order otherwise.
+// logLine is an annotation as a plain line of the job log: "error apps/a.yaml:3 OP004 …:
+// message", one line, which can never be read as a workflow command.
+func logLine(a annotation) string {
+	line := a.level
+	if loc := location(a.file, a.line); loc != "" {
+		line += " " + loc
+	}
+	line += " " + a.title + ": " + strings.ReplaceAll(a.text, "\n", "; ")
+	return "  " + escapeData(line) + "\n"
+}
+
+// problemText is a problem's message with its app and hint.
+func problemText(p Problem) string {
+	return withHint(withApp(p.Message, p.App), p.Hint)
+}
+
+func withHint(message, hint string) string {
+	if hint == "" {
+		return message
+	}
+	return message + "\nhint: " + hint
+}
+
+// prefixed puts the checked folder's path inside its repository in front of a
+// repository-relative file, for tools that read paths from the repository's top (GitHub
+// annotations, code scanning).
+func prefixed(prefix, file string) string {
+	prefix = strings.Trim(prefix, "/")
+	if prefix == "" || prefix == "." || file == "" {
+		return file
+	}
+	return prefix + "/" + file
+}
+
+// byImportance lists the violations of the checked revision that are not waived, errors
+// before warnings and new before pre-existing, keeping the report's order otherwise.
+// Violations of unknown status (the base's, in an app that no longer renders) are left
+// out: they are not findings of the checked revision.
 func byImportance(vs []Violation) []Violation {
 	var out []Violation
 	for _, v := range vs {
-		if !v.Waived {
+		if !v.Waived && v.Status != StatusUnknown {
 			out = append(out, v)
 		}
 	}

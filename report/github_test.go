@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -108,14 +109,16 @@ func TestGitHubCommandsParseBack(t *testing.T) {
 			t.Errorf("command %q has no title", line)
 		}
 	}
+	// Violations first in each level, then problems, then render warnings: the findings
+	// a pull request is about must be among the ten GitHub shows.
 	want := []annotation{
-		{"error", "apps/broken/kustomization.yaml", "7", "app broken: " + r.Problems[0].Message},
-		{"warning", "apps/legacy/kustomization.yaml", "", "app legacy: " + r.Problems[1].Message},
 		{"error", "apps/etcd/subscription.yaml", "3", violationText(r.Violations[1])},
 		{"error", "apps/odh/subscription.yaml", "9", violationText(r.Violations[4])},
 		{"error", logFile, "12", violationText(r.Violations[5])},
+		{"error", "apps/broken/kustomization.yaml", "7", "app broken: " + r.Problems[0].Message},
 		{"warning", logFile, "30", violationText(r.Violations[6])},
 		{"warning", "apps/etcd/configmap.yaml", "", violationText(r.Violations[0])},
+		{"warning", "apps/legacy/kustomization.yaml", "", "app legacy: " + r.Problems[1].Message},
 		{"warning", "apps/common/kustomization.yaml", "", r.Warnings[0].Message},
 		{"notice", logFile, "12", changeText(r.Changes[0])},
 		{"notice", "cluster-scope/base/loki/subscription.yaml", "1", changeText(r.Changes[1])},
@@ -149,5 +152,62 @@ func TestWorkflowCommandLeavesOutUnknownProperties(t *testing.T) {
 		if got := workflowCommand("error", tt.file, tt.line, tt.title, "m"); got != tt.want {
 			t.Errorf("workflowCommand(%q, %d, %q) = %q, want %q", tt.file, tt.line, tt.title, got, tt.want)
 		}
+	}
+}
+
+// TestGitHubAnnotationCaps checks that a level with more findings than GitHub shows ends
+// with a count of the rest, that the violations come before the problems whatever their
+// number, and that nothing is lost: the rest is in the log, as plain lines.
+func TestGitHubAnnotationCaps(t *testing.T) {
+	r := &Report{Base: &Revision{Ref: "main"}}
+	for i := range 70 {
+		r.Problems = append(r.Problems, Problem{App: fmt.Sprintf("app-%02d", i), File: fmt.Sprintf("apps/%02d/kustomization.yaml", i),
+			Message: "path missing", Status: StatusNew})
+	}
+	for i := range 3 {
+		r.Violations = append(r.Violations, Violation{Rule: "OP004", Severity: SeverityError, App: "cs",
+			File: fmt.Sprintf("zz/og-%d.yaml", i), Line: 1, Message: fmt.Sprintf("two groups %d", i), Status: StatusNew,
+			Object: ObjectRef{APIVersion: "operators.coreos.com/v1", Kind: "OperatorGroup", Namespace: "ns", Name: fmt.Sprint(i)}})
+	}
+	if err := Complete(r, FailOnNew); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, r, FormatGitHub, Options{PathPrefix: "gitops"}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	var errs []workflowCmd
+	grouped := 0
+	inGroup := false
+	for _, line := range lines {
+		switch {
+		case line == "::group::olmsync: findings not annotated":
+			inGroup = true
+		case line == "::endgroup::":
+			inGroup = false
+		case inGroup:
+			if strings.HasPrefix(strings.TrimSpace(line), "::") {
+				t.Errorf("log line %q reads as a workflow command", line)
+			}
+			grouped++
+		case strings.HasPrefix(line, "::error"):
+			errs = append(errs, parseWorkflowCommand(t, line))
+		}
+	}
+	if len(errs) != githubAnnotationsPerLevel {
+		t.Fatalf("%d error annotations, want %d", len(errs), githubAnnotationsPerLevel)
+	}
+	for i := range 3 {
+		if errs[i].props["file"] != fmt.Sprintf("gitops/zz/og-%d.yaml", i) {
+			t.Errorf("error annotation %d is %v, want violation %d with the path prefix", i, errs[i].props, i)
+		}
+	}
+	last := errs[githubAnnotationsPerLevel-1]
+	if !strings.Contains(last.props["title"], "64 more errors not shown") || last.props["file"] != "" {
+		t.Errorf("last error annotation = %+v, want the count of the 64 others", last)
+	}
+	if grouped != 64 {
+		t.Errorf("%d findings in the log group, want 64", grouped)
 	}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -121,5 +122,30 @@ func TestWriteReportsWriteErrors(t *testing.T) {
 				t.Fatalf("got %v, want the writer's error", err)
 			}
 		})
+	}
+}
+
+// TestMarkdownCollapsesLongProblemLists keeps the violations in view when many inputs
+// fail: more than a handful of problems go into a collapsed block.
+func TestMarkdownCollapsesLongProblemLists(t *testing.T) {
+	for _, n := range []int{collapseProblemsOver, collapseProblemsOver + 1} {
+		r := &Report{}
+		for i := range n {
+			r.Problems = append(r.Problems, Problem{File: fmt.Sprintf("apps/%d/kustomization.yaml", i), Message: "missing"})
+		}
+		if err := Complete(r, FailOnAll); err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := Write(&buf, r, FormatMarkdown, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		collapsed := strings.Contains(buf.String(), "<details><summary>"+fmt.Sprint(n)+" inputs could not be read or rendered</summary>")
+		if collapsed != (n > collapseProblemsOver) {
+			t.Errorf("%d problems: collapsed = %t\n%s", n, collapsed, buf.String())
+		}
+		if got := strings.Count(buf.String(), "| `apps/"); got != n {
+			t.Errorf("%d problems: %d rows", n, got)
+		}
 	}
 }

@@ -64,7 +64,9 @@ func writeJUnit(w io.Writer, r *Report, opts Options) error {
 	by := cmp.Or(opts.GroupBy, GroupByApp)
 	j := junitBuilder{r: r, by: by, cases: map[junitKey]*junitCase{}, violations: map[junitKey][]Violation{}}
 	for _, v := range r.Violations {
-		j.addViolation(v)
+		if v.Status != StatusUnknown { // the base's, in an app that did not render: its problem is the test case
+			j.addViolation(v)
+		}
 	}
 	for _, o := range r.Objects {
 		j.addPassed(o)

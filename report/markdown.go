@@ -23,8 +23,9 @@ const (
 
 // mdWriter writes the Markdown format for a pull request comment.
 type mdWriter struct {
-	b         strings.Builder
-	sourceURL string
+	b          strings.Builder
+	sourceURL  string
+	pathPrefix string
 	// rows bounds each table; the rest is counted in a last row.
 	rows int
 }
@@ -45,7 +46,7 @@ var mdSections = []func(*mdWriter, *Report){
 func writeMarkdown(w io.Writer, r *Report, opts Options) error {
 	var out string
 	for rows := maxTableRows; ; rows /= 2 {
-		md := &mdWriter{sourceURL: opts.SourceURL, rows: rows}
+		md := &mdWriter{sourceURL: opts.SourceURL, pathPrefix: opts.PathPrefix, rows: rows}
 		for _, section := range mdSections {
 			section(md, r)
 		}
@@ -159,22 +160,41 @@ func (m *mdWriter) violationTable(vs []Violation, waiver bool) {
 	}
 }
 
+// collapseProblemsOver is how many problems the Markdown report shows open; a longer
+// table is collapsed, so that the violations above stay in view.
+const collapseProblemsOver = 5
+
 func (m *mdWriter) problems(r *Report) {
 	if len(r.Problems) == 0 {
 		return
 	}
-	m.printf("\n#### Problems\n\nInput that could not be read or rendered:\n\n| Location | App | Message |\n|---|---|---|\n")
-	for i, p := range r.Problems {
-		if i == m.rows {
-			m.moreRows(len(r.Problems) - i)
-			break
+	table := func() {
+		m.printf("| Location | App | Message |\n|---|---|---|\n")
+		for i, p := range r.Problems {
+			if i == m.rows {
+				m.moreRows(len(r.Problems) - i)
+				break
+			}
+			msg := mdText(truncate(p.Message, maxCellMessage))
+			switch {
+			case p.Base:
+				msg = "*(base revision)* " + msg
+			case p.Status == StatusPreExisting:
+				msg = "*(pre-existing)* " + msg
+			}
+			if p.Hint != "" {
+				msg += "<br>hint: " + mdText(truncate(p.Hint, maxCellMessage))
+			}
+			m.printf("| %s | %s | %s |\n", m.link(p.File, p.Line), mdCode(p.App), msg)
 		}
-		msg := mdText(truncate(p.Message, maxCellMessage))
-		if p.Base {
-			msg = "*(base revision)* " + msg
-		}
-		m.printf("| %s | %s | %s |\n", m.link(p.File, p.Line), mdCode(p.App), msg)
 	}
+	if len(r.Problems) <= collapseProblemsOver {
+		m.printf("\n#### Problems\n\nInput that could not be read or rendered:\n\n")
+		table()
+		return
+	}
+	m.printf("\n#### Problems\n")
+	m.details(plural(len(r.Problems), "input", "inputs")+" could not be read or rendered", table)
 }
 
 func (m *mdWriter) changes(r *Report) {
@@ -231,7 +251,7 @@ func (m *mdWriter) link(file string, line int) string {
 	if m.sourceURL == "" || file == "" {
 		return loc
 	}
-	u := m.sourceURL + (&url.URL{Path: file}).EscapedPath()
+	u := m.sourceURL + (&url.URL{Path: prefixed(m.pathPrefix, file)}).EscapedPath()
 	if line > 0 {
 		u += "#L" + strconv.Itoa(line)
 	}

@@ -24,7 +24,8 @@ type Report struct {
 	Base *Revision `json:"base,omitempty"`
 	// Summary counts what the lists below hold; Complete computes it.
 	Summary Summary `json:"summary"`
-	// Apps are the apps that were found and rendered.
+	// Apps are the apps that were found: those that rendered, and those that did not
+	// (with their error).
 	Apps []App `json:"apps"`
 	// Rules is the catalog of every rule that was evaluated or that a violation names.
 	Rules []Rule `json:"rules"`
@@ -38,6 +39,10 @@ type Report struct {
 	// Warnings are messages about the input that do not stop the check, such as
 	// kustomize's deprecation warnings, each once per file.
 	Warnings []Warning `json:"warnings"`
+	// NotChecked is what the repository holds that olmsync deliberately did not check:
+	// Argo CD Applications and ApplicationSets of other repositories, bases no app
+	// includes. Information only.
+	NotChecked []NotChecked `json:"notChecked,omitempty"`
 	// Objects are the objects that were checked, when the CLI lists them; JUnit turns the
 	// ones without violations into passed test cases.
 	Objects []Object `json:"objects,omitempty"`
@@ -98,11 +103,16 @@ type Summary struct {
 	// New and PreExisting count violations that are not waived, by status (with a base).
 	New         int `json:"new"`
 	PreExisting int `json:"preExisting"`
-	// Changes, Problems and RenderWarnings count the lists of the same names
-	// (RenderWarnings is the length of warnings[]).
+	// Unknown counts the base revision's violations of apps that do not render in the
+	// checked revision: whether they are still there cannot be told. They are not in
+	// Errors or Warnings.
+	Unknown int `json:"unknown"`
+	// Changes, Problems, RenderWarnings and NotChecked count the lists of the same
+	// names (RenderWarnings is the length of warnings[]).
 	Changes        int `json:"changes"`
 	Problems       int `json:"problems"`
 	RenderWarnings int `json:"renderWarnings"`
+	NotChecked     int `json:"notChecked"`
 }
 
 // Result is the verdict of a check.
@@ -126,6 +136,38 @@ type App struct {
 	Cluster string `json:"cluster,omitempty"`
 	// ClusterScope is true for the cluster-scope app of its cluster.
 	ClusterScope bool `json:"clusterScope,omitempty"`
+	// ClusterFrom says how the cluster was decided: config (olmsync.yaml), application
+	// (an Argo CD Application's destination), path (a path convention) or unknown (the
+	// app's objects are compared only with each other by the rules that look for
+	// conflicts).
+	ClusterFrom string `json:"clusterFrom,omitempty"`
+	// Error is why the app could not be rendered; absent when it rendered.
+	Error *AppError `json:"error,omitempty"`
+}
+
+// AppError is why an app could not be rendered.
+type AppError struct {
+	// File and Line locate the cause (the kustomization or manifest at fault).
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Message string `json:"message"`
+	// Hint says how to fix a known cause in one line (a kustomize v4 form, say).
+	Hint string `json:"hint,omitempty"`
+	// Status is new when the app rendered in the base revision, pre-existing when it
+	// failed there too; empty without a base.
+	Status Status `json:"status,omitempty"`
+}
+
+// NotChecked is one thing of the repository olmsync did not check, and why.
+type NotChecked struct {
+	// Kind is Application, ApplicationSet or Kustomization (an unused base).
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	RepoURL string `json:"repoURL,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Reason  string `json:"reason"`
 }
 
 // Severity is how bad a violation is. Only errors fail a check.
@@ -203,6 +245,9 @@ type Status string
 const (
 	StatusNew         Status = "new"
 	StatusPreExisting Status = "pre-existing"
+	// StatusUnknown: a violation of the base revision in an app that does not render in
+	// the checked one. It is listed so that it does not look resolved; it never fails.
+	StatusUnknown Status = "unknown"
 )
 
 // ObjectRef identifies a Kubernetes object.
@@ -289,6 +334,12 @@ type Problem struct {
 	// Base is true for a problem met while rendering the base revision; it does not
 	// make the check incomplete, but every violation of that app then counts as new.
 	Base bool `json:"base,omitempty"`
+	// Hint is a one-line fix, where olmsync knows one.
+	Hint string `json:"hint,omitempty"`
+	// Status, for a problem of the checked revision when there is a base: new, or
+	// pre-existing when the base has the same problem. Under --fail-on new only a new
+	// problem makes the check incomplete.
+	Status Status `json:"status,omitempty"`
 }
 
 // Warning is a message about the input that does not stop the check.
@@ -296,6 +347,9 @@ type Warning struct {
 	File    string `json:"file,omitempty"`
 	Line    int    `json:"line,omitempty"`
 	Message string `json:"message"`
+	// Hint says how to fix it in one line, where olmsync knows (a deprecated
+	// kustomization field's replacement).
+	Hint string `json:"hint,omitempty"`
 	// Apps are the apps whose rendering met the warning.
 	Apps []string `json:"apps,omitempty"`
 }

@@ -125,11 +125,43 @@ type (
 	}
 )
 
-func writeSARIF(w io.Writer, r *Report) error {
+func writeSARIF(w io.Writer, r *Report, opts Options) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(buildSARIF(r, maxSARIFResults))
+	log := buildSARIF(r, maxSARIFResults)
+	log.prefixPaths(opts.PathPrefix)
+	return enc.Encode(log)
+}
+
+// prefixPaths makes every artifact location relative to the repository's top, which is
+// what code scanning resolves them against, when the checked folder is prefix inside it.
+func (l *sarifLog) prefixPaths(prefix string) {
+	prefix = strings.Trim(prefix, "/")
+	if prefix == "" || prefix == "." {
+		return
+	}
+	fix := func(locs []sarifLocation) {
+		for i := range locs {
+			a := &locs[i].PhysicalLocation.ArtifactLocation
+			if a.URI == "." {
+				a.URI = artifactURI(prefix)
+			} else {
+				a.URI = artifactURI(prefix) + "/" + a.URI
+			}
+		}
+	}
+	for i := range l.Runs {
+		run := &l.Runs[i]
+		for j := range run.Results {
+			fix(run.Results[j].Locations)
+		}
+		for j := range run.Invocations {
+			for k := range run.Invocations[j].ToolExecutionNotifications {
+				fix(run.Invocations[j].ToolExecutionNotifications[k].Locations)
+			}
+		}
+	}
 }
 
 // buildSARIF converts a report into a SARIF log with one run: the rule catalog as the
@@ -151,7 +183,7 @@ func buildSARIF(r *Report, limit int) sarifLog {
 
 	vs := byImportance(r.Violations)
 	for _, v := range r.Violations {
-		if v.Waived {
+		if v.Waived && v.Status != StatusUnknown {
 			vs = append(vs, v)
 		}
 	}

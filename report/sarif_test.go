@@ -382,3 +382,41 @@ func TestArtifactURI(t *testing.T) {
 		}
 	}
 }
+
+// TestSARIFPathPrefix checks that a GitOps folder inside a monorepo annotates the files
+// where code scanning looks for them: relative to the repository's top.
+func TestSARIFPathPrefix(t *testing.T) {
+	r := fixtureReport(t)
+	var plainOut, prefixed bytes.Buffer
+	if err := Write(&plainOut, r, FormatSARIF, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(&prefixed, r, FormatSARIF, Options{PathPrefix: "deploy/gitops/"}); err != nil {
+		t.Fatal(err)
+	}
+	uris := func(b []byte) []string {
+		var log sarifLog
+		if err := json.Unmarshal(b, &log); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, res := range log.Runs[0].Results {
+			out = append(out, res.Locations[0].PhysicalLocation.ArtifactLocation.URI)
+		}
+		for _, n := range log.Runs[0].Invocations[0].ToolExecutionNotifications {
+			for _, l := range n.Locations {
+				out = append(out, l.PhysicalLocation.ArtifactLocation.URI)
+			}
+		}
+		return out
+	}
+	before, after := uris(plainOut.Bytes()), uris(prefixed.Bytes())
+	if len(before) == 0 || len(before) != len(after) {
+		t.Fatalf("locations: %d without a prefix, %d with", len(before), len(after))
+	}
+	for i := range before {
+		if after[i] != "deploy/gitops/"+before[i] {
+			t.Errorf("location %d = %q, want %q", i, after[i], "deploy/gitops/"+before[i])
+		}
+	}
+}

@@ -42,6 +42,7 @@ var textSections = []func(*textWriter, *Report){
 	(*textWriter).violations,
 	(*textWriter).problems,
 	(*textWriter).renderWarnings,
+	(*textWriter).notChecked,
 	(*textWriter).changes,
 	(*textWriter).preview,
 	(*textWriter).summary,
@@ -149,6 +150,8 @@ func (t *textWriter) violation(v Violation, width int) {
 		tags = append(tags, t.style(ansiCyan, string(v.Status)))
 	case StatusPreExisting:
 		tags = append(tags, string(v.Status))
+	case StatusUnknown:
+		tags = append(tags, "unknown: in the base revision; the app no longer renders")
 	}
 	head := fmt.Sprintf("  %-*s  %s  %s", width, plain(t.where(v)), sev, plain(v.Rule))
 	if obj := v.Object.String(); obj != "" {
@@ -159,8 +162,10 @@ func (t *textWriter) violation(v Violation, width int) {
 	}
 	indent := strings.Repeat(" ", width+4)
 	body := indentLines(plain(v.Message), indent)
-	if v.Waived {
-		body += "\n" + indent + plain(waiverText(v.Waiver))
+	if v.Waived || v.Status == StatusUnknown {
+		if v.Waived {
+			body += "\n" + indent + plain(waiverText(v.Waiver))
+		}
 		head, body = t.dim(head), t.dim(body)
 	}
 	t.print(head + "\n" + body + "\n")
@@ -187,11 +192,17 @@ func (t *textWriter) problems(r *Report) {
 		if p.Base {
 			tags = append(tags, "base revision")
 		}
+		if p.Status == StatusPreExisting {
+			tags = append(tags, "pre-existing")
+		}
 		head := "  " + t.style(ansiRed, cmp.Or(location(p.File, p.Line), "(no file)"))
 		if len(tags) > 0 {
 			head += "  (" + plain(strings.Join(tags, ", ")) + ")"
 		}
 		t.print(head + "\n" + indentLines(plain(p.Message), "      ") + "\n")
+		if p.Hint != "" {
+			t.print(indentLines("hint: "+plain(p.Hint), "      ") + "\n")
+		}
 	}
 }
 
@@ -206,6 +217,21 @@ func (t *textWriter) renderWarnings(r *Report) {
 			head += "  (" + noun(len(w.Apps), "app", "apps") + " " + plain(strings.Join(w.Apps, ", ")) + ")"
 		}
 		t.print(head + "\n" + indentLines(plain(w.Message), "      ") + "\n")
+		if w.Hint != "" {
+			t.print(indentLines("hint: "+plain(w.Hint), "      ") + "\n")
+		}
+	}
+}
+
+// notChecked says in one line each what was left out on purpose, so that a reader knows
+// what the verdict does not cover.
+func (t *textWriter) notChecked(r *Report) {
+	if len(r.NotChecked) == 0 {
+		return
+	}
+	t.print("\n" + t.style(ansiBold, "Not checked") + "\n")
+	for _, n := range r.NotChecked {
+		t.print("  " + plain(cmp.Or(location(n.File, n.Line), "(no file)")) + "  " + plain(n.Kind+" "+n.Name) + ": " + plain(n.Reason) + "\n")
 	}
 }
 

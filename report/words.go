@@ -50,7 +50,14 @@ func summaryParts(r *Report) []string {
 		parts = append(parts, fmt.Sprintf("%d waived", s.Waived))
 	}
 	if s.Problems > 0 {
-		parts = append(parts, plural(s.Problems, "problem", "problems"))
+		phrase := plural(s.Problems, "problem", "problems")
+		if pre := countPreExistingProblems(r); pre > 0 {
+			phrase += fmt.Sprintf(" (%d pre-existing)", pre)
+		}
+		parts = append(parts, phrase)
+	}
+	if s.Unknown > 0 {
+		parts = append(parts, fmt.Sprintf("%d unknown (apps that no longer render)", s.Unknown))
 	}
 	if s.RenderWarnings > 0 {
 		parts = append(parts, plural(s.RenderWarnings, "render warning", "render warnings"))
@@ -58,13 +65,30 @@ func summaryParts(r *Report) []string {
 	if r.Base != nil {
 		parts = append(parts, plural(s.Changes, "OLM change", "OLM changes"))
 	}
+	if s.NotChecked > 0 {
+		parts = append(parts, fmt.Sprintf("%d not checked", s.NotChecked))
+	}
 	return parts
+}
+
+// countPreExistingProblems counts the checked revision's problems the base has too.
+func countPreExistingProblems(r *Report) int {
+	n := 0
+	for _, p := range r.Problems {
+		if !p.Base && p.Status == StatusPreExisting {
+			n++
+		}
+	}
+	return n
 }
 
 // verdict says what the result means, and why when it is not a pass.
 func verdict(r *Report) string {
 	switch r.Summary.Result {
 	case ResultIncomplete:
+		if r.Summary.FailOn == FailOnNew && r.Base != nil {
+			return "incomplete: some new input could not be read or rendered"
+		}
 		return "incomplete: some input could not be read or rendered"
 	case ResultFailed:
 		if r.Summary.FailOn == FailOnNew && r.Base != nil {
@@ -72,8 +96,8 @@ func verdict(r *Report) string {
 		}
 		return "failed: " + plural(r.Summary.Errors, "error", "errors")
 	default:
-		if r.Summary.FailOn == FailOnNew && r.Base != nil && r.Summary.Errors > 0 {
-			return "passed: no new errors"
+		if r.Summary.FailOn == FailOnNew && r.Base != nil && (r.Summary.Errors > 0 || countPreExistingProblems(r) > 0) {
+			return "passed: nothing new"
 		}
 		return "passed"
 	}

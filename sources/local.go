@@ -50,7 +50,8 @@ func OpenRevision(dir, rev string, lim Limits) (*Tree, error) {
 		return nil, fmt.Errorf("read revision %q of %s: %w", rev, dir, err)
 	}
 	state := gitState{name: revisionRefName(repo, rev, *hash), commit: hash.String()}
-	return &Tree{FS: fsys, Root: fsys.root, Revision: state.revision(), Commit: state.commit, Source: dir}, nil
+	return &Tree{FS: fsys, Root: fsys.root, Revision: state.revision(), Commit: state.commit, Source: dir,
+		RepoURL: remoteURLOf(repo), RepoPath: subdir}, nil
 }
 
 // unknownRevisionDetail says why go-git could not resolve a revision, when
@@ -152,6 +153,44 @@ type gitState struct {
 	name   string
 	commit string
 	dirty  bool
+	// remoteURL and subdir are the working tree's remote URL (remoteURLOf) and
+	// the folder's path inside it.
+	remoteURL string
+	subdir    string
+}
+
+// remoteURLOf is the URL of the repository's remote "origin", else of its only
+// remote, without userinfo (a CI checkout's token); "" when it has neither.
+func remoteURLOf(repo *git.Repository) string {
+	remote, err := repo.Remote(git.DefaultRemoteName)
+	if err != nil {
+		remotes, lerr := repo.Remotes()
+		if lerr != nil || len(remotes) != 1 {
+			return ""
+		}
+		remote = remotes[0]
+	}
+	if urls := remote.Config().URLs; len(urls) > 0 {
+		return withoutUserinfo(urls[0])
+	}
+	return ""
+}
+
+// withoutUserinfo removes "user:password@" from a URL with a scheme; an scp-like
+// address ("git@host:org/repo") has no password and is kept.
+func withoutUserinfo(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw
+	}
+	host := rest
+	if slash := strings.Index(rest, "/"); slash >= 0 {
+		host = rest[:slash]
+	}
+	if at := strings.LastIndex(host, "@"); at >= 0 {
+		rest = rest[at+1:]
+	}
+	return scheme + "://" + rest
 }
 
 func (s gitState) revision() string {
@@ -202,7 +241,7 @@ func workTreeState(dir string) (*gitState, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &gitState{commit: head.Hash().String()}
+	s := &gitState{commit: head.Hash().String(), remoteURL: remoteURLOf(repo), subdir: subdir}
 	if head.Name().IsBranch() {
 		s.name = head.Name().Short()
 	}

@@ -352,3 +352,63 @@ func TestOversizeFileIsNotLoaded(t *testing.T) {
 		}
 	}
 }
+
+// TestRepositoryIdentity checks what a local tree knows of its repository: the remote's
+// URL without the credentials a CI checkout puts in it, and the folder's path inside the
+// repository, for a working tree and a committed revision alike.
+func TestRepositoryIdentity(t *testing.T) {
+	repo := newRepo(t, map[string]string{"gitops/apps/a.yaml": "a: 1\n"})
+	gittest.Git(t, repo, "remote", "add", "upstream", "git@github.com:org/fork.git")
+	gittest.Git(t, repo, "remote", "add", "origin", "https://x-access-token:s3cret@github.com/Org/GitOps.git")
+	for _, open := range []struct {
+		name string
+		fn   func(dir string) (*Tree, error)
+	}{
+		{"work tree", func(dir string) (*Tree, error) { return OpenWorkTree(dir, Limits{}) }},
+		{"revision", func(dir string) (*Tree, error) { return OpenRevision(dir, "HEAD", Limits{}) }},
+	} {
+		top, err := open.fn(repo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if top.RepoURL != "https://github.com/Org/GitOps.git" || top.RepoPath != "" {
+			t.Errorf("%s of the top: RepoURL %q, RepoPath %q; want origin without credentials, no path", open.name, top.RepoURL, top.RepoPath)
+		}
+		sub, err := open.fn(filepath.Join(repo, "gitops"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sub.RepoURL != top.RepoURL || sub.RepoPath != "gitops" {
+			t.Errorf("%s of gitops/: RepoURL %q, RepoPath %q", open.name, sub.RepoURL, sub.RepoPath)
+		}
+	}
+	// Without origin, the only remote names the repository; with two and no origin, none does.
+	gittest.Git(t, repo, "remote", "remove", "origin")
+	tree, err := OpenWorkTree(repo, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree.RepoURL != "git@github.com:org/fork.git" {
+		t.Errorf("only remote: RepoURL %q", tree.RepoURL)
+	}
+	gittest.Git(t, repo, "remote", "add", "other", "https://example.com/other.git")
+	if tree, err = OpenWorkTree(repo, Limits{}); err != nil || tree.RepoURL != "" {
+		t.Errorf("two remotes, no origin: RepoURL %q (%v), want none", tree.RepoURL, err)
+	}
+}
+
+func TestWithoutUserinfo(t *testing.T) {
+	tests := map[string]string{
+		"https://user:pass@github.com/org/repo.git": "https://github.com/org/repo.git",
+		"https://token@gitlab.com/org/repo":         "https://gitlab.com/org/repo",
+		"ssh://git@github.com/org/repo":             "ssh://github.com/org/repo",
+		"git@github.com:org/repo.git":               "git@github.com:org/repo.git",
+		"https://github.com/org/a@b":                "https://github.com/org/a@b",
+		"/srv/git/repo":                             "/srv/git/repo",
+	}
+	for in, want := range tests {
+		if got := withoutUserinfo(in); got != want {
+			t.Errorf("withoutUserinfo(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -57,6 +57,15 @@ type Tree struct {
 	// Source says where the tree came from, for messages: a directory or a
 	// redacted URL.
 	Source string
+	// RepoURL is the URL the repository is known by, redacted: the URL it was
+	// fetched from, or a local repository's remote "origin" (its only remote
+	// when it has no origin); "" when it has none. Argo CD Applications name
+	// their repository by URL; this tells olmsync which ones deploy this one.
+	RepoURL string
+	// RepoPath is Root's path inside the git repository, slash-separated ("" at
+	// its top, and outside git): a folder inside a monorepo. Argo CD
+	// Application paths and code-scanning reports are relative to the top.
+	RepoPath string
 }
 
 // Abs returns the absolute path in FS of a slash-separated path relative to
@@ -95,6 +104,7 @@ func OpenWorkTree(dir string, lim Limits) (*Tree, error) {
 	}
 	if state != nil {
 		t.Commit, t.Dirty, t.Revision = state.commit, state.dirty, state.revision()
+		t.RepoURL, t.RepoPath = state.remoteURL, state.subdir
 	}
 	return t, nil
 }

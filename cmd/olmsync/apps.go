@@ -22,7 +22,7 @@ it is the cluster-scope app and why, and the file and line that make it an app.`
 			if err != nil {
 				return err
 			}
-			d, err := check.Apps(tree)
+			d, err := check.Apps(cmd.Context(), tree, check.Options{RepoURLs: f.repoURLs})
 			if err != nil {
 				return err
 			}

@@ -21,9 +21,11 @@ import (
 type sourceFlags struct {
 	ref      string
 	cacheDir string
+	repoURLs []string
 }
 
 func (f *sourceFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&f.repoURLs, "repo-url", nil, "a URL Argo CD Applications name this repository by, besides its git remote origin (olmsync.yaml's repoURLs win over both); may be repeated")
 	cmd.Flags().StringVar(&f.ref, "ref", "", "check this committed revision (branch, tag, commit; HEAD~1 for a folder) instead of the folder as it is on disk, or the remote's default branch")
 	cmd.Flags().StringVar(&f.cacheDir, "cache-dir", "", "where repositories given by URL are fetched to (default: the user's cache folder, olmsync/git)")
 }
@@ -40,8 +42,10 @@ type checkFlags struct {
 	sourceFlags
 	base        string
 	failOn      string
-	format      string
 	output      string
+	format      string // --format, the deprecated spelling of --output
+	outputFile  string
+	pathPrefix  string
 	groupBy     string
 	policies    []string
 	listObjects bool
@@ -73,8 +77,8 @@ history. URL is a repository (https, ssh, file) fetched at --ref into a cache.
 Exit codes: 0 no error that counts, 1 violations, 2 bad usage or input that could not be
 read, rendered or evaluated (the report still lists everything else that was checked).`,
 		Example: `  olmsync check examples/gitops
-  olmsync check --base origin/main --fail-on new --format github
-  olmsync check https://github.com/org/apps --ref v1.2.0 --format sarif -o olmsync.sarif`,
+  olmsync check --base origin/main --fail-on new -o github
+  olmsync check https://github.com/org/apps --ref v1.2.0 -o sarif --output-file olmsync.sarif`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCheck(cmd, f, args)
@@ -84,8 +88,11 @@ read, rendered or evaluated (the report still lists everything else that was che
 	fl := cmd.Flags()
 	fl.StringVar(&f.base, "base", "", "also check this revision (a pull request's base) and mark each violation new or pre-existing; list the OLM changes")
 	fl.StringVar(&f.failOn, "fail-on", string(report.FailOnAll), "which errors fail the check: all, or only those new against --base (without --base every violation is new)")
-	fl.StringVar(&f.format, "format", string(report.FormatText), "report format: text, json, sarif, junit, github or markdown")
-	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file instead of standard output")
+	fl.StringVarP(&f.output, "output", "o", string(report.FormatText), "report format: text, json, sarif, junit, github or markdown")
+	fl.StringVar(&f.format, "format", "", "the report format (deprecated: use -o/--output, as every other command does)")
+	_ = fl.MarkDeprecated("format", "use -o/--output for the format and --output-file for the file")
+	fl.StringVar(&f.outputFile, "output-file", "", "write the report to this file instead of standard output")
+	fl.StringVar(&f.pathPrefix, "path-prefix", "", "put this folder in front of every path in SARIF, GitHub annotations and Markdown links (default: the checked folder's path inside its git repository, so a GitOps folder of a monorepo annotates the right files)")
 	fl.StringVar(&f.groupBy, "group-by", "", "group text violations and JUnit suites by file, app or rule")
 	fl.StringArrayVar(&f.policies, "policy", nil, "a folder of your own Rego rules (deny/warn); may be repeated")
 	fl.StringArrayVar(&f.catalogs, "catalog", nil, "preview what OLM does with each Subscription, resolving against this catalog: NAME[/NAMESPACE]=SRC, SRC a folder, a path in the repository or an image reference (NAMESPACE: the marketplace namespace); may be repeated")
@@ -106,7 +113,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	format, err := report.ParseFormat(f.format)
+	format, err := f.reportFormat()
 	if err != nil {
 		return err
 	}
@@ -114,7 +121,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := check.Options{}
+	opts := check.Options{RepoURLs: f.repoURLs}
 	opts.Render.AllowRemoteBases = f.allowRemoteBases
 	opts.Render.EnableExecPlugins = f.enableExecPlugins
 	opts.Render.EnableContainerPlugins = f.enableContainerPlugins
@@ -154,7 +161,11 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeReport(cmd, f.output, rep, format, groupBy); err != nil {
+	prefix := f.pathPrefix
+	if !cmd.Flags().Changed("path-prefix") && head.Tree != nil {
+		prefix = head.Tree.RepoPath
+	}
+	if err := writeReport(cmd, f.outputFile, rep, format, report.Options{GroupBy: groupBy, PathPrefix: prefix}); err != nil {
 		return err
 	}
 	switch report.ExitCode(rep, failOn) {
@@ -169,6 +180,23 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) error {
 		return fmt.Errorf("check incomplete: %d %s could not be read, rendered or evaluated (listed in the report)", n, what)
 	}
 	return nil
+}
+
+// reportFormat reads -o/--output (or the deprecated --format). A value that reads like a
+// file name is what -o meant before it named the format: the error says so.
+func (f *checkFlags) reportFormat() (report.Format, error) {
+	name := f.output
+	if f.format != "" {
+		if f.output != string(report.FormatText) && f.output != f.format {
+			return "", fmt.Errorf("--format %s and -o %s disagree; give only -o", f.format, f.output)
+		}
+		name = f.format
+	}
+	format, err := report.ParseFormat(name)
+	if err != nil && strings.ContainsAny(name, "./") {
+		return "", fmt.Errorf("%w (-o is the format, as in kubectl and conftest; write the report to a file with --output-file %s)", err, name)
+	}
+	return format, err
 }
 
 // previewOptions turns the preview's flags into its options. The live clusters
@@ -280,8 +308,8 @@ func checkRevision(cmd *cobra.Command, src check.Source, opts check.Options) (*c
 	return check.Run(cmd.Context(), tree, opts)
 }
 
-func writeReport(cmd *cobra.Command, output string, rep *report.Report, format report.Format, groupBy report.GroupBy) error {
-	opts := report.Options{GroupBy: groupBy, SourceURL: githubSourceURL(rep)}
+func writeReport(cmd *cobra.Command, output string, rep *report.Report, format report.Format, opts report.Options) error {
+	opts.SourceURL = githubSourceURL(rep)
 	if output == "" {
 		opts.Color = colorful(cmd.OutOrStdout())
 		return report.Write(cmd.OutOrStdout(), rep, format, opts)

@@ -11,10 +11,10 @@ import (
 	"github.com/olmsync/olmsync/report"
 )
 
-// checkJSON runs `olmsync check ... --format json` and decodes the report.
+// checkJSON runs `olmsync check ... -o json` and decodes the report.
 func checkJSON(t *testing.T, args ...string) (*report.Report, error) {
 	t.Helper()
-	out, err := run(t, append([]string{"check", "--format", "json"}, args...)...)
+	out, err := run(t, append([]string{"check", "-o", "json"}, args...)...)
 	var r report.Report
 	if jerr := json.NewDecoder(strings.NewReader(out)).Decode(&r); jerr != nil {
 		t.Fatalf("output is not a report (%v; error %v):\n%s", jerr, err, out)
@@ -55,7 +55,9 @@ func TestCheckUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown format", []string{"check", dir, "--format", "xml"}, `unknown report format "xml"`},
+		{"unknown format", []string{"check", dir, "-o", "xml"}, `unknown report format "xml"`},
+		{"a file name for -o", []string{"check", dir, "-o", "report.sarif"}, "write the report to a file with --output-file report.sarif"},
+		{"--format and -o disagree", []string{"check", dir, "--format", "json", "-o", "sarif"}, "disagree"},
 		{"unknown fail-on", []string{"check", dir, "--fail-on", "some"}, `unknown --fail-on value "some"`},
 		{"unknown group-by", []string{"check", dir, "--group-by", "colour"}, `unknown --group-by value "colour"`},
 		{"two paths", []string{"check", dir, dir}, "accepts at most 1 arg"},
@@ -128,7 +130,7 @@ func TestCheckOutputFile(t *testing.T) {
 		"team-a/installplan.yaml":   installPlanYAML,
 	})
 	out := filepath.Join(t.TempDir(), "olmsync.sarif")
-	stdout, err := run(t, "check", dir, "--format", "sarif", "-o", out)
+	stdout, err := run(t, "check", dir, "-o", "sarif", "--output-file", out)
 	wantExit(t, err, exitFindings)
 	if stdout != "" {
 		t.Errorf("the report went to standard output too:\n%s", stdout)
@@ -163,7 +165,7 @@ func TestCheckOutputFile(t *testing.T) {
 		t.Errorf("SARIF result %+v", res)
 	}
 
-	_, err = run(t, "check", dir, "-o", filepath.Join(dir, "missing", "report.txt"))
+	_, err = run(t, "check", dir, "--output-file", filepath.Join(dir, "missing", "report.txt"))
 	wantExit(t, err, exitUsage)
 
 	// A folder without apps is not a check that passes.
@@ -188,7 +190,8 @@ func TestApps(t *testing.T) {
 	}
 	for _, want := range []string{
 		"2 apps in 1 clusters, found as kustomization roots",
-		"  cluster-scope\n      path:      cluster-scope\n      cluster-scope app: its path has a \"cluster-scope\" segment\n      found:     cluster-scope/kustomization.yaml: kustomization root",
+		"  cluster-scope\n      path:      cluster-scope\n      cluster-scope app: its path has a \"cluster-scope\" segment\n      cluster:   unknown: no Argo CD Application deploys it",
+		"      found:     cluster-scope/kustomization.yaml: kustomization root",
 		"  team-a\n      path:      team-a\n      individual app",
 	} {
 		if !strings.Contains(out, want) {

@@ -56,7 +56,7 @@ func TestDocsCommands(t *testing.T) {
 			if i := indexOf(args, "--kubeconfig"); i >= 0 && i+1 < len(args) {
 				args[i+1] = docsKubeconfig(t, args)
 			}
-			if i := indexOf(args, "-o"); i >= 0 && i+1 < len(args) {
+			if i := indexOf(args, "--output-file"); i >= 0 && i+1 < len(args) {
 				if err := os.MkdirAll(filepath.Dir(args[i+1]), 0o755); err != nil {
 					t.Fatal(err)
 				}

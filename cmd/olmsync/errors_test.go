@@ -129,7 +129,7 @@ func TestCheckBrokenConfig(t *testing.T) {
 		!strings.Contains(r.Problems[0].Message, `unknown field "colour"`) {
 		t.Errorf("problems %+v", r.Problems)
 	}
-	out, err := run(t, "check", dir, "--format", "github")
+	out, err := run(t, "check", dir, "-o", "github")
 	wantExit(t, err, exitUsage)
 	if !strings.Contains(out, "::error file=olmsync.yaml,line=4,") {
 		t.Errorf("GitHub output:\n%s", out)

@@ -146,7 +146,7 @@ func TestExampleFormats(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.format, func(t *testing.T) {
-			out, err := run(t, "check", exampleViolations, "--format", tt.format)
+			out, err := run(t, "check", exampleViolations, "-o", tt.format)
 			wantExit(t, err, exitFindings)
 			for _, w := range tt.want {
 				if !strings.Contains(out, w) {
@@ -157,7 +157,7 @@ func TestExampleFormats(t *testing.T) {
 	}
 
 	t.Run("junit", func(t *testing.T) {
-		out, err := run(t, "check", exampleViolations, "--format", "junit")
+		out, err := run(t, "check", exampleViolations, "-o", "junit")
 		wantExit(t, err, exitFindings)
 		var suites struct {
 			Suites []struct {

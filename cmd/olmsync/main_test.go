@@ -7,4 +7,14 @@ import (
 	"github.com/olmsync/olmsync/internal/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Run(m)) }
+// runMainEnv makes the test binary run olmsync's main instead of the tests: the signal
+// tests start it as a process of its own, with olmsync's arguments.
+const runMainEnv = "OLMSYNC_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(testenv.Run(m))
+}

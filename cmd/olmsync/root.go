@@ -38,11 +38,14 @@ placement rules, and syncs them into a cluster through an embedded OLM lifecycle
 		// main prints errors itself, so that a findings exit (exit code 1) prints nothing
 		// beyond the command's own report.
 		SilenceErrors: true,
+		// --version, as every CLI has; `olmsync version` says more.
+		Version: currentBuildInfo().Version,
 	}
+	root.SetVersionTemplate("olmsync {{.Version}}\n")
 	root.AddCommand(newCheckCommand())
 	root.AddCommand(newAppsCommand())
 	root.AddCommand(newCatalogCommand())
-	root.AddCommand(newRunCommand())
+	root.AddCommand(markGraceful(newRunCommand()))
 	root.AddCommand(newSyncCommands()...)
 	root.AddCommand(newVersionCommand())
 	return root

@@ -118,3 +118,6 @@ cluster_role(n) := {
 }
 
 config_map(ns, n) := {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta(ns, n), "data": {}}
+
+# own_scope_app is an app whose cluster is unknown (a kustomization root nothing places).
+own_scope_app(n, ns, objects) := object.union(app(n, ns, objects), {"ownScope": true})

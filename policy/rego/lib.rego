@@ -30,6 +30,28 @@ spec(obj) := s if {
 # cluster_scope holds for the cluster-scope app of the cluster (there may be more than one).
 cluster_scope(app) if app.clusterScope == true
 
+# own_scope is the set of names of the apps whose cluster is unknown (ownScope): a
+# kustomization root no Application deploys and no path convention places. They share the
+# input with the default cluster's other apps, but may run on other clusters.
+own_scope := {app.name | some app in input.apps; app.ownScope == true}
+
+# same_cluster(a, b) holds when the objects of the apps named a and b certainly land on
+# one cluster: the same app, two apps of a known cluster, or a group the cluster has
+# outside Git (app "", on every cluster). Rules that find a conflict between two objects
+# (OP004, OP006, OP012) ask it; rules that look for a partner (OP003, OP005) do not, so an
+# app of unknown cluster neither conflicts with nor misses what another app declares.
+same_cluster(a, b) if a == b
+
+same_cluster(a, b) if {
+	a != b
+	not own_scope[a]
+	not own_scope[b]
+}
+
+same_cluster("", _)
+
+same_cluster(_, "")
+
 # display names an object entry the way messages do: Kind "namespace/name", or Kind "name"
 # when it has no namespace.
 display(entry) := sprintf("%s %q", [entry.object.kind, qualified(entry.namespace, name(entry.object))])

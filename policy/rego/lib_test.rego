@@ -48,3 +48,18 @@ test_ref_and_display if {
 	lib.ref({"name": "team-a"}, entry) == f.ref("team-a", sub, "team-a")
 	lib.display(f.entry(f.namespace("x"))) == `Namespace "x"`
 }
+
+test_same_cluster if {
+	doc := f.cluster([
+		f.app("a", "a", []),
+		f.app("b", "b", []),
+		f.own_scope_app("x", "x", []),
+		f.own_scope_app("y", "y", []),
+	])
+	lib.same_cluster("a", "b") with input as doc
+	lib.same_cluster("x", "x") with input as doc
+	lib.same_cluster("", "x") with input as doc
+	lib.same_cluster("y", "") with input as doc
+	not lib.same_cluster("x", "y") with input as doc
+	not lib.same_cluster("a", "x") with input as doc
+}

@@ -6,7 +6,8 @@
 #   fails every CSV of the namespace (TooManyOperatorGroups) and resolves nothing there.
 #   The same OperatorGroup declared by two apps is reported too: the apps would fight over
 #   it. An OperatorGroup in Git with the name of a group the config lists for that
-#   namespace is that group, managed from Git.
+#   namespace is that group, managed from Git. Two apps whose clusters are unknown are
+#   not compared: they may deploy to two clusters.
 # custom:
 #   id: OP004
 #   severity: error
@@ -28,6 +29,7 @@ deny contains result if {
 		some g in lib.groups[ns]
 		not same(g, this)
 		not managed_from_git(g, ns)
+		lib.same_cluster(app.name, g.app)
 	])
 	count(others) > 0
 	result := {

@@ -75,3 +75,19 @@ test_three_groups_name_the_two_others if {
 	r.object.name == "third"
 	r.msg == `OperatorGroup "team-a/third" shares namespace "team-a" with OperatorGroup "other" (app "cluster-scope") and OperatorGroup "team-a" (app "cluster-scope"); a namespace holds at most one OperatorGroup`
 }
+
+# Two kustomization roots whose clusters are unknown may deploy to two clusters: their
+# groups of the same namespace are not compared. Within one such root they are.
+test_groups_of_two_unknown_clusters_are_not_compared if {
+	count(op004.deny) == 0 with input as f.cluster([
+		f.own_scope_app("overlays/x", "", [f.entry(og_a)]),
+		f.own_scope_app("overlays/y", "", [f.entry(og_b)]),
+	])
+	count(op004.deny) == 2 with input as f.cluster([f.own_scope_app("overlays/x", "", [f.entry(og_a), f.entry(og_b)])])
+}
+
+# A group the cluster has outside Git is on every cluster, an unknown one too.
+test_group_of_unknown_cluster_beside_the_clusters_own_is_denied if {
+	other := f.operator_group("openshift-operators", "my-global", {})
+	count(op004.deny) == 1 with input as f.cluster([f.own_scope_app("overlays/x", "", [f.entry(other)])])
+}

@@ -24,6 +24,7 @@ deny contains result if {
 	not lib.cluster_scope(app)
 	entry := app.objects[j]
 	some group in lib.global_groups[entry.namespace]
+	lib.same_cluster(app.name, group.app)
 	result := {
 		"msg": sprintf(
 			"%s is declared in app %q, but %s in its namespace selects all namespaces; Subscriptions of operators for all namespaces belong in the cluster-scope app",

@@ -42,3 +42,14 @@ test_label_selector_group_is_not_global if {
 		f.app("team-a", "team-a", [f.entry(f.subscription("team-a", "etcd", "etcd"))]),
 	])
 }
+
+# A global group of another root whose cluster is unknown may be on another cluster.
+test_global_group_of_another_unknown_cluster_is_not_compared if {
+	sub := f.subscription("team-a", "etcd", "etcd")
+	global_og := f.operator_group("team-a", "team-a", {})
+	count(op006.deny) == 0 with input as f.cluster([
+		f.own_scope_app("cluster-scope/overlays/x", "", [f.entry(global_og)]),
+		f.own_scope_app("team-a/overlays/y", "team-a", [f.entry(sub)]),
+	])
+	count(op006.deny) == 1 with input as f.cluster([f.own_scope_app("team-a/overlays/y", "team-a", [f.entry(global_og), f.entry(sub)])])
+}

@@ -44,6 +44,7 @@ warn contains result if {
 	ns := entry.namespace
 	ns != global_namespace
 	some group in lib.global_groups[ns]
+	lib.same_cluster(app.name, group.app)
 	result := {
 		"msg": sprintf(
 			"%s installs an operator for all namespaces (%s selects all namespaces) in namespace %q; OLM objects of operators for all namespaces belong in %q unless the ADR agrees an exception",

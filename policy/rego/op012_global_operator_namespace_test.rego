@@ -47,3 +47,11 @@ test_configured_global_namespace_is_used if {
 	count(op012.warn) == 0 with input as f.cluster_with({"globalOperatorsNamespace": "operators"}, [f.cluster_scope([f.entry(og)])])
 	count(op012.warn) == 1 with input as f.cluster([f.cluster_scope([f.entry(og)])])
 }
+
+test_global_group_of_another_unknown_cluster_is_not_compared if {
+	sub := f.subscription("team-a", "etcd", "etcd")
+	count(op012.warn) == 1 with input as f.cluster([
+		f.own_scope_app("x", "", [f.entry(f.operator_group("team-a", "team-a", {}))]),
+		f.own_scope_app("y", "team-a", [f.entry(sub)]),
+	])
+}
