@@ -71,7 +71,7 @@ type Result struct {
 	Method Method `json:"method"`
 	// Repository, Foreign and Unused are Discovery's: what is known of the repository,
 	// the Applications of other repositories and the unused bases, none of them checked.
-	Repository RepositoryIdentity    `json:"repository"`
+	Repository RepositoryIdentity   `json:"repository"`
 	Foreign    []ForeignApplication `json:"foreign,omitempty"`
 	Unused     []UnusedFolder       `json:"unused,omitempty"`
 	// Apps are every app, rendered or failed, ordered by cluster, cluster-scope first,
