@@ -66,6 +66,10 @@ func ruleFolders(obj *olmsyncv1alpha1.Sync) []string {
 // Select narrows a checked revision to a Sync: the apps of spec.cluster (those spec.apps
 // names, when it names any), the problems and findings that concern them, and in enforce
 // mode the objects an unwaived error gates.
+//
+// What is deployed is what the repository says is deployed: in a repository whose Argo CD
+// Applications name its apps, a kustomization root no Application covers is checked (the
+// check covers everything) but not applied, as Argo CD would not apply it.
 func Select(res *check.Result, obj *olmsyncv1alpha1.Sync) *Build {
 	b := &Build{Revision: res.Tree.Revision, Mode: obj.PolicyMode(), gated: map[string][]policy.Violation{}}
 	wanted := map[string]bool{}
@@ -75,7 +79,7 @@ func Select(res *check.Result, obj *olmsyncv1alpha1.Sync) *Build {
 	ids, names := map[string]bool{}, map[string]bool{}
 	if res.Render != nil {
 		for _, a := range res.Render.Apps {
-			if a.Cluster != obj.Spec.Cluster || (len(wanted) > 0 && !wanted[a.Name]) {
+			if a.Cluster != obj.Spec.Cluster || (len(wanted) > 0 && !wanted[a.Name]) || !deployed(res.Render, &a.App) {
 				continue
 			}
 			b.Apps = append(b.Apps, a)
@@ -111,6 +115,12 @@ func Select(res *check.Result, obj *olmsyncv1alpha1.Sync) *Build {
 		}
 	}
 	return b
+}
+
+// deployed reports whether an app is one the repository deploys: any app, but for a
+// kustomization root that no Application covers in a repository that has Applications.
+func deployed(r *render.Result, a *render.App) bool {
+	return r.Method != render.MethodArgoCD || a.Found.Method != render.MethodKustomization
 }
 
 func clusterName(c string) string {

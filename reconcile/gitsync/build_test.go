@@ -187,3 +187,32 @@ func TestBuildMessages(t *testing.T) {
 		t.Errorf("beta's build is incomplete because of alpha's app: %v", b.Problems)
 	}
 }
+
+// TestSelectLeavesUncoveredRootsOut: in a repository whose Argo CD Applications name what
+// is deployed, a kustomization root no Application covers is checked but not applied.
+func TestSelectLeavesUncoveredRootsOut(t *testing.T) {
+	res := checked(t, map[string]string{
+		"argocd/team-a.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: team-a}
+spec:
+  destination: {name: alpha, namespace: team-a}
+  source: {repoURL: https://github.com/org/apps, path: team-a/overlays/alpha}
+`,
+		"team-a/overlays/alpha/kustomization.yaml": "resources: [cm.yaml]\n",
+		"team-a/overlays/alpha/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+		"team-b/overlays/alpha/kustomization.yaml": "resources: [cm.yaml]\n",
+		"team-b/overlays/alpha/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
+	})
+	var checkedApps []string
+	for _, a := range res.Render.Apps {
+		checkedApps = append(checkedApps, a.Cluster+"/"+a.Name)
+	}
+	if diff := cmp.Diff([]string{"alpha/team-a", "alpha/team-b/overlays/alpha"}, checkedApps); diff != "" {
+		t.Fatalf("checked apps (-want +got):\n%s", diff)
+	}
+	b := Select(res, syncOf("alpha", olmsyncv1alpha1.PolicyModeEnforce))
+	if diff := cmp.Diff([]string{"team-a"}, appNames(b)); diff != "" {
+		t.Errorf("applied apps (-want +got):\n%s", diff)
+	}
+}
