@@ -289,6 +289,7 @@ func scanRepo(ctx context.Context, r *repo) (*repoScan, error) {
 			s.broken = append(s.broken, dir)
 			s.brokenFiles[dir] = errorFile(err, dir)
 			s.problems = append(s.problems, problemFromError(err, dir))
+			s.noteBrokenReferences(r, dir, s.brokenFiles[dir])
 			continue
 		}
 		if k == nil {
@@ -319,6 +320,35 @@ func (s *repoScan) noteReferences(r *repo, k *kustomization) {
 	}
 	for _, p := range slices.Concat(k.K.Patches, k.Legacy.PatchesJson6902) {
 		notePatch(p.Path)
+	}
+}
+
+// noteBrokenReferences records the folders a kustomization that kustomize refuses still
+// names, when its YAML can be read (a field of the wrong type, say): its bases are then
+// still known to be used, not taken for unused ones or for roots of their own.
+func (s *repoScan) noteBrokenReferences(r *repo, dir, file string) {
+	raw, err := r.readFile(file)
+	if err != nil {
+		return
+	}
+	docs, err := decodeDocs(file, raw)
+	if err != nil || len(docs) != 1 {
+		return
+	}
+	for _, field := range []string{"resources", "bases", "components"} {
+		seq := mapValue(docs[0].Node, field)
+		if seq == nil || seq.Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, item := range seq.Content {
+			if item.Kind != yaml.ScalarNode || isRemoteBase(item.Value) {
+				continue
+			}
+			if p, ok := join(dir, item.Value); ok && r.isDir(p) {
+				s.referenced[p] = true
+				s.includes[dir] = append(s.includes[dir], p)
+			}
+		}
 	}
 }
 

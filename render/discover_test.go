@@ -604,3 +604,25 @@ func TestDirectoryAppSkipsWhatIsNotAManifest(t *testing.T) {
 		t.Errorf("skipped files (-want +got):\n%s", diff)
 	}
 }
+
+// TestDiscoverBrokenKustomizationStillUsesItsBases: a kustomization kustomize refuses (a
+// kustomize v4 patches list) still includes its base: the base is neither a root nor an
+// unused base, and the broken overlay is the app that reports the failure.
+func TestDiscoverBrokenKustomizationStillUsesItsBases(t *testing.T) {
+	fsys, root := memRepo(t, files{
+		"team-a/overlays/cl1/kustomization.yaml": "resources:\n- ../../base\npatches:\n- p.yaml\n",
+		"team-a/base/kustomization.yaml":         kustomizationOf,
+		"team-a/base/ns.yaml":                    nsYAML,
+	})
+	d, err := Discover(t.Context(), fsys, root, DiscoverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []appSummary{{"team-a/overlays/cl1", "team-a/overlays/cl1", "", "cl1", false, false, MethodKustomization, "team-a/overlays/cl1/kustomization.yaml", 0, ClusterFromPath}}
+	if diff := cmp.Diff(want, summarize(d.Apps)); diff != "" {
+		t.Errorf("apps (-want +got):\n%s", diff)
+	}
+	if len(d.Unused) != 0 {
+		t.Errorf("unused: %+v", d.Unused)
+	}
+}
