@@ -177,11 +177,13 @@ func sourceApp(r *repo, src argoSource, id RepositoryIdentity) (App, bool, skipR
 		return App{}, false, skipReason{reason: ReasonInvalidApplication, msg: fmt.Sprintf("path %q %s", p, msg)}
 	}
 	p = path.Clean(p)
-	if local, ok := inCheckedFolder(r, p, id.Path); ok {
-		p = local
-	} else {
+	local, inside := inCheckedFolder(r, p, id.Path)
+	if !inside && !id.fromConfig() {
+		// The git remote names the repository whose top the path starts from; the
+		// checked folder is only part of it.
 		return App{}, false, skipReason{foreign: fmt.Sprintf("path %q is outside the checked folder %s of the repository", p, id.Path)}
 	}
+	p = local
 	switch {
 	case !r.isDir(p) && len(id.URLs) == 0:
 		return App{}, false, skipReason{foreign: fmt.Sprintf(

@@ -42,8 +42,8 @@ type Discovery struct {
 type RepositoryIdentity struct {
 	// URLs are the URLs Applications may name this repository by; none when unknown.
 	URLs []string `json:"urls,omitempty"`
-	// From says where they come from: "olmsync.yaml" (repoURLs), or what the caller
-	// said (the git remote, --repo-url); empty when unknown.
+	// From says where they come from: "olmsync.yaml repoURLs", or what the caller said
+	// (the git remote, --repo-url); empty when unknown.
 	From string `json:"from,omitempty"`
 	// Path is the checked folder's path inside its repository ("" at the top).
 	// Application paths are relative to the repository's top, so this prefix is
@@ -154,6 +154,14 @@ func discover(ctx context.Context, r *repo, opts DiscoverOptions) (*Discovery, e
 	return d, nil
 }
 
+// fromConfig is RepositoryIdentity.From for olmsync.yaml's repoURLs.
+const fromConfig = ConfigFileName + " repoURLs"
+
+// fromConfig reports whether olmsync.yaml names the repository: its folder is then the
+// repository as its Applications see it (a path that is neither under Path nor in the
+// folder is missing, not elsewhere).
+func (id RepositoryIdentity) fromConfig() bool { return id.From == fromConfig }
+
 // repositoryIdentity decides the URLs that name this repository: olmsync.yaml's repoURLs
 // when it has any, else the caller's (the git remote, --repo-url).
 func repositoryIdentity(cfg *Config, opts DiscoverOptions) RepositoryIdentity {
@@ -163,7 +171,7 @@ func repositoryIdentity(cfg *Config, opts DiscoverOptions) RepositoryIdentity {
 	}
 	switch {
 	case len(cfg.RepoURLs) > 0:
-		id.URLs, id.From = cfg.RepoURLs, ConfigFileName+" repoURLs"
+		id.URLs, id.From = cfg.RepoURLs, fromConfig
 	case len(opts.RepoURLs) > 0:
 		id.URLs, id.From = opts.RepoURLs, opts.RepoURLsFrom
 	}

@@ -626,3 +626,24 @@ func TestDiscoverBrokenKustomizationStillUsesItsBases(t *testing.T) {
 		t.Errorf("unused: %+v", d.Unused)
 	}
 }
+
+// TestDiscoverRepositoryFolderNamedByConfig: when olmsync.yaml names the repository, the
+// checked folder is the repository its Applications see: a path that is in neither place
+// is missing (a problem), not outside.
+func TestDiscoverRepositoryFolderNamedByConfig(t *testing.T) {
+	fsys, root := memRepo(t, files{
+		"olmsync.yaml":              "repoURLs: [https://github.com/org/apps]\n",
+		"argocd/a.yaml":             argoApp("a", "apps/a", "cl1", "a") + "---\n" + argoApp("gone", "apps/gone", "cl1", "g"),
+		"apps/a/kustomization.yaml": kustomizationOf,
+	})
+	d, err := Discover(t.Context(), fsys, root, DiscoverOptions{RepoPath: "examples/gitops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Apps) != 1 || d.Apps[0].Path != "apps/a" || len(d.Foreign) != 0 {
+		t.Errorf("apps %+v, foreign %+v", summarize(d.Apps), d.Foreign)
+	}
+	if diff := cmp.Diff([]problemSummary{{ReasonPathMissing, "argocd/a.yaml", 16}}, summarizeProblems(d.Problems)); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}
