@@ -66,6 +66,15 @@ const (
 	WaitingForCRDReason = "WaitingForCRD"
 	// PruneFailedReason: an object could not be deleted.
 	PruneFailedReason = meta.PruneFailedReason
+	// PruneRefusedReason: the revision would delete every object of the Sync, or more
+	// than spec.pruneOptions.maxDeletions, and the Sync does not allow it; nothing was
+	// deleted.
+	PruneRefusedReason = "PruneRefused"
+	// PrunedReason: the Event of a prune that deleted objects.
+	PrunedReason = "Pruned"
+	// NonFastForwardReason: the Event of a revision that is not a descendant of the one
+	// applied before it (status.lastRevisionChange says which way it moved).
+	NonFastForwardReason = "NonFastForward"
 	// HealthCheckFailedReason: an object is Degraded or Missing.
 	HealthCheckFailedReason = meta.HealthCheckFailedReason
 	// WaitingForApprovalReason: an InstallPlan waits for a Manual approval.
