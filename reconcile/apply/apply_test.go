@@ -465,7 +465,7 @@ func TestPrune(t *testing.T) {
 		next = append(next, o)
 	}
 	desired := desiredOf(next)
-	stale, err := previous.Stale(desired)
+	stale, err := previous.Stale(desired, inventory.Guard{})
 	if err != nil {
 		t.Fatal(err)
 	}

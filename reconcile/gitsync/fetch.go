@@ -26,6 +26,7 @@ func (r *Reconciler) fetch(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pa
 	if err != nil {
 		return err
 	}
+	p.req = req
 	start := r.clock()
 	fctx, cancel := context.WithTimeout(ctx, obj.FetchTimeout())
 	tree, err := sources.Fetch(fctx, req)

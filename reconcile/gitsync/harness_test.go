@@ -59,18 +59,32 @@ type managerOptions struct {
 // cluster without OLM, until the test ends, with intervals short enough for a test.
 func startManager(t testing.TB, env *testenv.Env, o managerOptions) *manager {
 	t.Helper()
-	mode := olm.ModeEmbedded
-	if o.cacheDir == "" {
-		o.cacheDir = t.TempDir()
-	}
-	addr := testenv.FreeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
 	cfg := o.config
 	if cfg == nil {
 		cfg = rest.CopyConfig(env.Config)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := newManager(t, ctx, cfg, o)
+	done := make(chan error, 1)
+	go func() { done <- m.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	return m
+}
+
+// newManager builds the manager startManager runs (and the subprocess of a fault test).
+func newManager(t testing.TB, ctx context.Context, cfg *rest.Config, o managerOptions) *manager {
+	t.Helper()
+	if o.cacheDir == "" {
+		o.cacheDir = t.TempDir()
+	}
+	addr := testenv.FreeAddr(t)
 	mgr, err := reconcile.NewManager(ctx, cfg, reconcile.Options{
-		OLM:         mode,
+		OLM:         olm.ModeEmbedded,
 		OLMOptions:  olm.Options{RetryInterval: time.Second, GlobalCatalogNamespace: o.globalCatalogNamespace},
 		MetricsAddr: "0", ProbeAddr: "0",
 		WebhookAddr: addr,
@@ -85,17 +99,8 @@ func startManager(t testing.TB, env *testenv.Env, o managerOptions) *manager {
 		},
 	})
 	if err != nil {
-		cancel()
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
 	return &manager{Manager: mgr, webhook: "http://" + addr}
 }
 
