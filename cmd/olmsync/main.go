@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/olmsync/olmsync/sources"
 )
 
 func main() {
@@ -28,10 +30,12 @@ func main() {
 }
 
 // printError prints a command's error, unless it is a findings error: the command has
-// already printed its report, and exit code 1 says the rest.
+// already printed its report, and exit code 1 says the rest. The userinfo of any URL in
+// it is redacted, whatever the scheme: a password typed into an argument (a repository,
+// a catalog image) never comes back in an error.
 func printError(w io.Writer, err error) {
 	var findings *findingsError
 	if !errors.As(err, &findings) {
-		fmt.Fprintln(w, "Error:", err)
+		fmt.Fprintln(w, "Error:", sources.RedactURLs(err.Error()))
 	}
 }
