@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/go-logr/logr/funcr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -145,10 +146,12 @@ func TestMaxDeletions(t *testing.T) {
 
 // TestBranchMovedBackwards: a branch reset to a commit applied before is said in status
 // (lastRevisionChange, Ready's message) and by a Warning Event; what the newer commits
-// added is pruned, and counted.
+// added is pruned, and counted. The fetches, the apply and the prune are logged at the
+// default level, with the objects.
 func TestBranchMovedBackwards(t *testing.T) {
 	env := testenv.Get(t)
-	startManager(t, env, managerOptions{})
+	logs := &logBuffer{}
+	startManager(t, env, managerOptions{logger: funcr.New(logs.write, funcr.Options{Verbosity: 0})})
 	ns := uniqueNS("backwards")
 	up := gittest.NewUpstream(t, repository(ns))
 	srv := gittest.Serve(t, up, gittest.ServerOptions{})
@@ -181,4 +184,30 @@ func TestBranchMovedBackwards(t *testing.T) {
 		t.Errorf("status.lastPrune = %+v, want 1 deleted", lp)
 	}
 	waitEvent(t, env, s, "Warning NonFastForward: ", "moved backwards", applied)
+
+	newerCM := fmt.Sprintf(`"ConfigMap \"%s/newer\""`, ns) // as funcr quotes it
+	for _, want := range [][]string{
+		{`"msg"="fetched a new revision"`, newer},
+		{`"msg"="applied"`, `"created"=[` + newerCM},
+		{`"msg"="revision changed"`, `"relation"="Backward"`},
+		{`"msg"="pruned"`, `"deleted"=[` + newerCM},
+	} {
+		if !logLine(logs.String(), want...) {
+			t.Errorf("no log line holds %q:\n%s", want, logs)
+		}
+	}
+}
+
+// logLine reports whether one line of the log holds every part.
+func logLine(log string, parts ...string) bool {
+	for line := range strings.SplitSeq(log, "\n") {
+		ok := true
+		for _, p := range parts {
+			ok = ok && strings.Contains(line, p)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }
