@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -25,6 +27,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/olmsync/olmsync/api/crds"
+	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/internal/kube"
 	"github.com/olmsync/olmsync/reconcile/gitsync"
 	"github.com/olmsync/olmsync/reconcile/metrics"
@@ -99,6 +102,10 @@ type Options struct {
 	// WebhookAddr is the listen address of the webhook receiver (/hooks/<namespace>/<sync>);
 	// "" or "0" turns it off. It runs on every replica: it only asks for a reconcile.
 	WebhookAddr string
+	// Webhook bounds what a source may ask of the receiver (rate, replays), and
+	// WebhookTimeouts its connections; the zero values are the receiver's defaults.
+	Webhook         receiver.Options
+	WebhookTimeouts receiver.Timeouts
 }
 
 // Manager is the manager and what was decided while building it.
@@ -147,6 +154,11 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 		// One manager per process, but for tests that run `olmsync run` more than once in
 		// one process: controller names need not be unique across managers.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		// Only the webhook receiver reads Secrets through the cache, and only their webhook
+		// keys: the cache keeps nothing else of them.
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}: {Transform: receiver.SecretCacheTransform},
+		}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("new manager: %w", err)
@@ -161,7 +173,10 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 		return nil, fmt.Errorf("set up sync controller: %w", err)
 	}
 	if opts.WebhookAddr != "" && opts.WebhookAddr != "0" {
-		if err := mgr.Add(webhookServer(mgr, opts.WebhookAddr)); err != nil {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, &olmsyncv1alpha1.Sync{}, receiver.WebhookPathIndex, receiver.IndexWebhookPath); err != nil {
+			return nil, fmt.Errorf("index Syncs by webhook path: %w", err)
+		}
+		if err := mgr.Add(webhookServer(mgr, opts)); err != nil {
 			return nil, err
 		}
 	}
@@ -174,17 +189,17 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 	return &Manager{Manager: mgr, Syncs: syncs, EmbeddedOLM: embedded, OLMFound: found}, nil
 }
 
-// webhookServer serves the webhook receiver until the manager stops. It reads Syncs and
-// Secrets past the cache (Secrets are not cached) and asks for a reconcile by annotation.
-func webhookServer(mgr ctrl.Manager, addr string) manager.Runnable {
-	mux := http.NewServeMux()
-	mux.Handle(receiver.PathPrefix, &receiver.Handler{
-		Reader:  mgr.GetAPIReader(),
+// webhookServer serves the webhook receiver until the manager stops. It finds Syncs and
+// their Secrets in the manager's cache (Syncs by the webhook-path index), so that a request
+// costs no read of the API server, and asks for a reconcile by annotation.
+func webhookServer(mgr ctrl.Manager, opts Options) manager.Runnable {
+	h := &receiver.Handler{
+		Reader:  mgr.GetClient(),
 		Trigger: receiver.RequestReconcile(mgr.GetClient(), time.Now),
 		Log:     mgr.GetLogger().WithName("receiver"),
-	})
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	return webhookRunnable{srv}
+		Options: opts.Webhook,
+	}
+	return webhookRunnable{receiver.NewServer(opts.WebhookAddr, h, opts.WebhookTimeouts)}
 }
 
 // webhookRunnable runs on every replica, leader or not.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/fluxcd/pkg/runtime/jitter"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/olmsync/olmsync/reconcile/gitsync"
 	"github.com/olmsync/olmsync/reconcile/olm"
 	"github.com/olmsync/olmsync/reconcile/olm/catalog"
+	"github.com/olmsync/olmsync/reconcile/receiver"
 	"github.com/olmsync/olmsync/sources"
 )
 
@@ -29,6 +31,8 @@ type runOptions struct {
 	globalCatalogNamespace  string
 	metricsAddr, probeAddr  string
 	webhookAddr             string
+	webhook                 receiver.Options
+	webhookReadTimeout      time.Duration
 	leaderElect             bool
 	leaderElectionNamespace string
 	disableCopiedCSVs       bool
@@ -85,6 +89,9 @@ branch; local sources are then allowed).`,
 	f.StringVar(&o.catalogCache, "catalog-cache", "", "folder caching pulled catalog images by digest (default: none)")
 	f.BoolVar(&o.installCRDs, "install-crds", false, "apply olmsync's CRDs before starting (a cluster without the Helm chart)")
 	f.StringVar(&o.webhookAddr, "webhook-bind-address", ":9292", `webhook receiver address, serving /hooks/<namespace>/<sync> ("0" turns it off)`)
+	f.IntVar(&o.webhook.RatePerMinute, "webhook-rate-limit", receiver.DefaultRatePerMinute, "webhook requests one client address may make a minute (in bursts of 20); more are answered 429 before anything is read (negative: no limit)")
+	f.DurationVar(&o.webhookReadTimeout, "webhook-read-timeout", receiver.DefaultTimeouts.Read, "time the webhook receiver gives a client to send a whole request, body included")
+	f.DurationVar(&o.webhook.ReplayWindow, "webhook-replay-window", receiver.DefaultReplayWindow, "how long a verified webhook delivery is remembered (its delivery ID and body): the same delivery again within it asks for nothing")
 	f.Float32Var(&o.kubeAPIQPS, "kube-api-qps", 0, "client-side limit of requests per second to the API server (default: none; the server's priority and fairness throttle)")
 	f.IntVar(&o.kubeAPIBurst, "kube-api-burst", 0, "client-side burst of requests to the API server, with --kube-api-qps")
 	f.StringVar(&o.gitCache, "git-cache", "", "folder keeping the fetched repositories, so a restart still has the last good revisions (default: the user's cache folder, olmsync/git)")
@@ -172,6 +179,8 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		MetricsAddr:             o.metricsAddr,
 		ProbeAddr:               o.probeAddr,
 		WebhookAddr:             o.webhookAddr,
+		Webhook:                 o.webhook,
+		WebhookTimeouts:         receiver.Timeouts{Read: o.webhookReadTimeout},
 		LeaderElection:          o.leaderElect,
 		LeaderElectionNamespace: leaseNamespace,
 		Sync: gitsync.Options{

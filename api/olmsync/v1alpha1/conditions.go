@@ -101,6 +101,14 @@ const (
 	// FieldManager is the server-side apply field manager of everything olmsync applies.
 	FieldManager = "olmsync"
 
-	// WebhookTokenKey is the key of the webhook Secret that holds the shared secret.
+	// WebhookGitHubTokenKey and WebhookGitLabTokenKey are the keys of the webhook Secret
+	// holding each provider's secret: GitHub's HMAC key, GitLab's token. One key per
+	// provider, so that a GitLab token (sent as it is in every request, readable by
+	// whoever sees the request) is never also the key of GitHub's signatures.
+	WebhookGitHubTokenKey = "github-token"
+	WebhookGitLabTokenKey = "gitlab-token"
+	// WebhookTokenKey is the key every provider's secret was read from before there was
+	// a key per provider. It is still read, for a provider whose own key is missing,
+	// with a deprecation warning in the log.
 	WebhookTokenKey = "token"
 )

@@ -210,8 +210,10 @@ type RuleFolder string
 
 // WebhookSpec configures the webhook receiver of a Sync.
 type WebhookSpec struct {
-	// SecretRef names a Secret in the Sync's namespace whose key "token" holds the shared
-	// secret: the HMAC key of GitHub's X-Hub-Signature-256, or GitLab's X-Gitlab-Token.
+	// SecretRef names a Secret in the Sync's namespace holding one key per provider:
+	// "github-token", the HMAC key of GitHub's X-Hub-Signature-256, and "gitlab-token",
+	// GitLab's X-Gitlab-Token. The key "token" of earlier versions is still read for a
+	// provider without its own key (deprecated).
 	SecretRef LocalObjectReference `json:"secretRef"`
 }
 
