@@ -73,7 +73,8 @@ func Sync(ctx context.Context, c client.Client, obj *olmsyncv1alpha1.Sync, opts 
 	if err != nil {
 		return nil, err
 	}
-	applier := &apply.Applier{Client: applyClient, Owner: client.ObjectKeyFromObject(obj)}
+	applier := &apply.Applier{Client: applyClient, Owner: client.ObjectKeyFromObject(obj),
+		DeleteInstalledCSVs: obj.PruneOperators() == olmsyncv1alpha1.PruneOperatorsDelete}
 	applied, err := applier.DryRun(ctx, b.Objects())
 	if err != nil {
 		return nil, err

@@ -101,7 +101,7 @@ func (r *Reconciler) prune(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pa
 	handled := map[string]bool{}
 	for _, res := range results {
 		handled[res.Entry.ID()] = true
-		if res.Action == apply.PruneFailed {
+		if res.Action == apply.PruneFailed && res.With == nil {
 			next.Add(res.Entry) // still ours: the next reconcile tries again
 		}
 	}

@@ -130,7 +130,8 @@ func applyMessage(failed []apply.ObjectResult) string {
 }
 
 func (r *Reconciler) applier(obj *olmsyncv1alpha1.Sync, c client.Client) *apply.Applier {
-	return &apply.Applier{Client: c, Owner: key(obj), CRDTimeout: r.Options.CRDTimeout}
+	return &apply.Applier{Client: c, Owner: key(obj), CRDTimeout: r.Options.CRDTimeout,
+		DeleteInstalledCSVs: obj.PruneOperators() == olmsyncv1alpha1.PruneOperatorsDelete}
 }
 
 // checkHealth reads the health of every applied object (step 5) and writes status.apps.
