@@ -83,7 +83,7 @@ branch; local sources are then allowed).`,
 	f.StringVar(&o.globalCatalogNamespace, "global-catalog-namespace", "olm", "namespace whose CatalogSources every namespace sees (openshift-marketplace on OpenShift)")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `metrics endpoint address ("0" turns it off)`)
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", `health probe address ("0" turns it off)`)
-	f.BoolVar(&o.leaderElect, "leader-elect", true, "take turns with other replicas through a Lease, so that only one acts")
+	f.BoolVar(&o.leaderElect, "leader-elect", false, "take turns with other replicas through a Lease, so that only one acts (default: on in a cluster, off elsewhere)")
 	f.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election Lease (default: the namespace olmsync runs in; kube-system outside a cluster)")
 	f.BoolVar(&o.disableCopiedCSVs, "disable-copied-csvs", false, "do not copy the CSVs of operators watching all namespaces into every namespace (OLM's disableCopiedCSVs)")
 	f.StringVar(&o.catalogCache, "catalog-cache", "", "folder caching pulled catalog images by digest (default: none)")
@@ -163,6 +163,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		o.allowLocalSources = o.allowLocalSources || local
 		fmt.Fprintf(cmd.ErrOrStderr(), "olmsync: Sync %s/%s follows %s\n", sync.Namespace, sync.Name, describeSource(sync))
 	}
+	o.leaderElect = leaderElection(cmd.Flags().Changed("leader-elect"), o.leaderElect, inCluster())
 	leaseNamespace := o.leaderElectionNamespace
 	if leaseNamespace == "" && !inCluster() {
 		// In a cluster, the manager finds its own namespace; elsewhere (a laptop) it needs one
@@ -197,7 +198,24 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	} else {
 		fmt.Fprintf(cmd.ErrOrStderr(), "olmsync: the embedded OLM does not run (--olm=%s; found: %v): OLM's kinds are left to the cluster's OLM\n", mode, mgr.OLMFound)
 	}
-	return mgr.Start(ctx)
+	err = mgr.Start(ctx)
+	if errors.Is(err, reconcile.ErrLeaseLost) {
+		// Another replica leads: this one ends cleanly, and (in a Deployment) starts again
+		// as a candidate. The manager logged it, at info.
+		return nil
+	}
+	return err
+}
+
+// leaderElection decides whether `olmsync run` takes a lease: as asked, else only in a
+// cluster. Outside one (a laptop, --local) there is no other replica, and a lease lost to
+// an API server that was away for longer than the renew deadline would stop olmsync with
+// nothing to start it again.
+func leaderElection(asked, value, inCluster bool) bool {
+	if asked {
+		return value
+	}
+	return inCluster
 }
 
 // inCluster reports whether olmsync runs in a pod (its service account's namespace is

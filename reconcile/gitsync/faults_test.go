@@ -3,13 +3,24 @@ package gitsync_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
+	"github.com/google/go-cmp/cmp"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -18,7 +29,9 @@ import (
 	"github.com/olmsync/olmsync/internal/gittest"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/reconcile"
 	"github.com/olmsync/olmsync/reconcile/gitsync"
+	"github.com/olmsync/olmsync/reconcile/olm"
 )
 
 // The environment of the subprocess a fault test runs the manager in.
@@ -27,6 +40,14 @@ const (
 	childCacheEnv      = "OLMSYNC_TEST_CHILD_CACHE"
 	childCrashAtEnv    = "OLMSYNC_TEST_CHILD_CRASH_AT"
 	childMarkerEnv     = "OLMSYNC_TEST_CHILD_MARKER"
+	// childPauseAtEnv: instead of waiting to be killed at its crash point, the child
+	// sleeps there a moment (the test stops it meanwhile) and goes on.
+	childPauseAtEnv = "OLMSYNC_TEST_CHILD_PAUSE_AT"
+	// childLeaseEnv turns leader election on with a Lease in that namespace.
+	childLeaseEnv = "OLMSYNC_TEST_CHILD_LEASE_NAMESPACE"
+	// childWritesEnv names the file where the child lists the writes that reached the API
+	// server after it was stopped and continued.
+	childWritesEnv = "OLMSYNC_TEST_CHILD_WRITES"
 )
 
 // TestManagerChild is not a test of its own: it is the manager a fault test runs as a
@@ -43,23 +64,77 @@ func TestManagerChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if path := os.Getenv(childWritesEnv); path != "" {
+		recordWritesAfterPause(cfg, path)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m := newManager(t, ctx, cfg, managerOptions{cacheDir: os.Getenv(childCacheEnv)})
-	crashAt, marker := os.Getenv(childCrashAtEnv), os.Getenv(childMarkerEnv)
+	m := newManager(t, ctx, cfg, managerOptions{cacheDir: os.Getenv(childCacheEnv), leaseNamespace: os.Getenv(childLeaseEnv),
+		logger: funcr.New(func(prefix, args string) { fmt.Println(prefix, args) }, funcr.Options{})})
+	crashAt, pauseAt, marker := os.Getenv(childCrashAtEnv), os.Getenv(childPauseAtEnv), os.Getenv(childMarkerEnv)
 	gitsync.SetAfterApply(m.Syncs, func(obj *olmsyncv1alpha1.Sync, revision string) {
-		if crashAt == "" || !strings.HasSuffix(revision, crashAt) {
-			return
+		switch {
+		case crashAt != "" && strings.HasSuffix(revision, crashAt):
+			if err := os.WriteFile(marker, []byte(revision), 0o600); err != nil {
+				panic(err)
+			}
+			select {} // applied, status not written: SIGKILL comes here
+		case pauseAt != "" && strings.HasSuffix(revision, pauseAt):
+			if err := os.WriteFile(marker, []byte(revision), 0o600); err != nil {
+				panic(err)
+			}
+			time.Sleep(3 * time.Second) // applied, status not written: SIGSTOP comes here
 		}
-		if err := os.WriteFile(marker, []byte(revision), 0o600); err != nil {
-			panic(err)
-		}
-		select {} // applied, status not written: SIGKILL comes here
 	})
-	if err := m.Start(ctx); err != nil {
+	err = m.Start(ctx)
+	if errors.Is(err, reconcile.ErrLeaseLost) {
+		fmt.Println("manager ended: lease lost")
+		return
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 }
+
+// recordWritesAfterPause makes cfg list, in the file at path, every write (but the lease's)
+// that reaches the API server once the process has been stopped and continued. It wraps
+// the transport before the manager's fence does, so it sees only what passed the fence.
+// A heartbeat tells a pause: a write that finds it more than a second old, or comes after
+// one that did, is after the pause.
+func recordWritesAfterPause(cfg *rest.Config, path string) {
+	var beat atomic.Int64
+	var paused atomic.Bool
+	go func() {
+		for {
+			now := time.Now().UnixNano()
+			if last := beat.Swap(now); last != 0 && time.Duration(now-last) > time.Second {
+				paused.Store(true) // this loop was stopped too: whoever runs first after a pause says so
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	var mu sync.Mutex
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(r *http.Request) (*http.Response, error) {
+			write := r.Method != http.MethodGet && r.Method != http.MethodHead && !strings.Contains(r.URL.Path, "/leases")
+			if write && (paused.Load() || time.Since(time.Unix(0, beat.Load())) > time.Second) {
+				paused.Store(true)
+				mu.Lock()
+				f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+				if err == nil {
+					fmt.Fprintf(f, "%s %s\n", r.Method, r.URL.Path)
+					_ = f.Close()
+				}
+				mu.Unlock()
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // child is a manager running in a subprocess.
 type child struct {
@@ -70,13 +145,14 @@ type child struct {
 
 // startChild runs the manager in a subprocess against env, with the git cache given, that
 // stops right after applying the revision crashAt ("" never).
-func startChild(t *testing.T, env *testenv.Env, cache, crashAt string) *child {
+func startChild(t *testing.T, env *testenv.Env, cache, crashAt string, more ...string) *child {
 	t.Helper()
 	kubeconfig := env.UserKubeconfig(t, envtest.User{Name: "fault-test", Groups: []string{"system:masters"}})
 	c := &child{out: &bytes.Buffer{}, marker: filepath.Join(t.TempDir(), "applied")}
-	c.cmd = exec.Command(os.Args[0], "-test.run=^TestManagerChild$", "-test.count=1")
+	c.cmd = exec.Command(os.Args[0], "-test.run=^TestManagerChild$", "-test.count=1", "-test.v")
 	c.cmd.Env = append(os.Environ(), childKubeconfigEnv+"="+kubeconfig, childCacheEnv+"="+cache,
 		childCrashAtEnv+"="+crashAt, childMarkerEnv+"="+c.marker)
+	c.cmd.Env = append(c.cmd.Env, more...)
 	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -93,8 +169,8 @@ func startChild(t *testing.T, env *testenv.Env, cache, crashAt string) *child {
 	return c
 }
 
-// killAtCrashPoint kills the subprocess with SIGKILL once it has reached its crash point.
-func (c *child) killAtCrashPoint(t *testing.T) {
+// atMarker waits until the subprocess reached its crash (or pause) point.
+func (c *child) atMarker(t *testing.T) {
 	t.Helper()
 	olmtest.Eventually(t, "the subprocess manager at its crash point", func() error {
 		if _, err := os.Stat(c.marker); err != nil {
@@ -102,6 +178,12 @@ func (c *child) killAtCrashPoint(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// killAtCrashPoint kills the subprocess with SIGKILL once it has reached its crash point.
+func (c *child) killAtCrashPoint(t *testing.T) {
+	t.Helper()
+	c.atMarker(t)
 	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -161,4 +243,84 @@ func TestKilledBetweenApplyAndInventory(t *testing.T) {
 		t.Errorf("status.lastPrune = %+v, want the two ConfigMaps deleted at %s", lp, reverted)
 	}
 	waitEvent(t, env, s, "Normal Pruned: ", "2 deleted", `ConfigMap "`+ns+`/one"`)
+}
+
+// TestPausedLeaderStopsBeforeItWrites: two replicas take turns through a Lease. The
+// leader (a subprocess) is stopped (SIGSTOP) right after applying a revision, before it
+// wrote the Sync's status; the other replica takes the lease and applies the revision.
+// When the old leader continues (SIGCONT), it is deposed: not one write of it reaches the
+// API server after the pause (its fence refuses them), it says so at info and ends
+// cleanly; the revision stays applied, nothing is pruned, and the status is the new
+// leader's.
+func TestPausedLeaderStopsBeforeItWrites(t *testing.T) {
+	env := testenv.Get(t)
+	leaseNS := olmtest.NewNamespace(t, env, "lease")
+	ns := uniqueNS("paused")
+	up := gittest.NewUpstream(t, repository(ns))
+	srv := gittest.Serve(t, up, gittest.ServerOptions{})
+	createNamespace(t, env, "olmsync-paused")
+	s := newSync(t, env, "olmsync-paused", ns, srv.RepoURL(), nil)
+
+	gittest.Commit(t, up.Work, map[string]string{"team/x.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"}, "x")
+	x := up.Head(t)
+	gittest.Git(t, up.Work, "reset", "-q", "--hard", "HEAD~1")
+	writes := filepath.Join(t.TempDir(), "writes")
+	a := startChild(t, env, t.TempDir(), "", childPauseAtEnv+"="+x, childLeaseEnv+"="+leaseNS, childWritesEnv+"="+writes)
+	holder := func() string {
+		l := &coordinationv1.Lease{}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: leaseNS, Name: olm.LeaderElectionID}, l); err != nil || l.Spec.HolderIdentity == nil {
+			return ""
+		}
+		return *l.Spec.HolderIdentity
+	}
+	appliedAt(t, env, s, up.Head(t))
+	leaderA := holder()
+	if leaderA == "" {
+		t.Fatal("the subprocess applied without holding the lease")
+	}
+	startManager(t, env, managerOptions{leaseNamespace: leaseNS}) // the other replica, waiting
+
+	gittest.Git(t, up.Work, "reset", "-q", "--hard", x)
+	up.PushRefs(t)
+	a.atMarker(t)
+	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	olmtest.Eventually(t, "the other replica leads", func() error {
+		if h := holder(); h == "" || h == leaderA {
+			return fmt.Errorf("holder %q", h)
+		}
+		return nil
+	})
+	got := appliedAt(t, env, s, x)
+	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- a.cmd.Wait() }()
+	olmtest.Eventually(t, "the deposed replica ends", func() error {
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("the deposed replica ended with %v, want a clean exit", err)
+			}
+			return nil
+		default:
+			return fmt.Errorf("still running")
+		}
+	})
+	if data, err := os.ReadFile(writes); err == nil && len(data) > 0 {
+		t.Errorf("the deposed replica wrote after it was paused:\n%s", data)
+	}
+	out := a.out.String()
+	if !strings.Contains(out, `"msg"="leader lease lost: stopping, writing nothing more`) || !strings.Contains(out, "manager ended: lease lost") {
+		t.Errorf("the deposed replica did not say, at info, that it lost the lease:\n%s", out)
+	}
+	if object(t, env, configMapGVK, ns, "x") == nil || object(t, env, configMapGVK, ns, "settings") == nil {
+		t.Error("an object of the applied revision is missing")
+	}
+	after := appliedAt(t, env, s, x)
+	if diff := cmp.Diff(got.Status.Inventory, after.Status.Inventory); diff != "" {
+		t.Errorf("the inventory changed after the deposed replica continued (-before +after):\n%s", diff)
+	}
 }

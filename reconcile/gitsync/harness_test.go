@@ -53,7 +53,14 @@ type managerOptions struct {
 	logger logr.Logger
 	// globalCatalogNamespace is the embedded OLM's (`olmsync run --global-catalog-namespace`).
 	globalCatalogNamespace string
+	// leaseNamespace, when set, turns leader election on with a Lease there, with the
+	// short timings of leaseTimings.
+	leaseNamespace string
 }
+
+// leaseTimings are leader election's durations in the tests that take a lease: a deposed
+// replica is replaced within seconds.
+var leaseTimings = reconcile.Timings{LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond}
 
 // startManager runs the Sync reconciler and the embedded OLM, as `olmsync run` does on a
 // cluster without OLM, until the test ends, with intervals short enough for a test.
@@ -87,8 +94,11 @@ func newManager(t testing.TB, ctx context.Context, cfg *rest.Config, o managerOp
 		OLM:         olm.ModeEmbedded,
 		OLMOptions:  olm.Options{RetryInterval: time.Second, GlobalCatalogNamespace: o.globalCatalogNamespace},
 		MetricsAddr: "0", ProbeAddr: "0",
-		WebhookAddr: addr,
-		Logger:      o.logger,
+		WebhookAddr:             addr,
+		Logger:                  o.logger,
+		LeaderElection:          o.leaseNamespace != "",
+		LeaderElectionNamespace: o.leaseNamespace,
+		LeaderElectionTimings:   leaseTimings,
 		Sync: gitsync.Options{
 			CacheDir:                o.cacheDir,
 			AllowLocalSources:       o.allowLocalSources,
