@@ -5,10 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,9 +19,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/go-logr/logr/funcr"
 	"github.com/google/go-cmp/cmp"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,11 +31,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/gittest"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
 	"github.com/olmsync/olmsync/reconcile"
 	"github.com/olmsync/olmsync/reconcile/gitsync"
+	"github.com/olmsync/olmsync/reconcile/inventory"
 	"github.com/olmsync/olmsync/reconcile/olm"
 )
 
@@ -322,5 +329,187 @@ func TestPausedLeaderStopsBeforeItWrites(t *testing.T) {
 	after := appliedAt(t, env, s, x)
 	if diff := cmp.Diff(got.Status.Inventory, after.Status.Inventory); diff != "" {
 		t.Errorf("the inventory changed after the deposed replica continued (-before +after):\n%s", diff)
+	}
+}
+
+// TestAPIServerRestartMidInstall: the API server is stopped in the middle of an operator's
+// install — the InstallPlan done, the CSV Installing, waiting for its Deployment — and
+// started again on the same etcd a while later. The manager rides it out (it does not
+// stop), the install completes once the Deployment is available, with one InstallPlan, and
+// the Sync is Ready at the revision with nothing lost and nothing pruned.
+func TestAPIServerRestartMidInstall(t *testing.T) {
+	env := testenv.Own(t)
+	startManager(t, env, managerOptions{})
+	ns := uniqueNS("restart")
+	api := olmtest.API{Group: ns + ".test.olmsync.dev", Version: "v1", Kind: "Widget"}
+	v100 := olmtest.Bundle{Package: "widget", Version: "1.0.0", Owns: []olmtest.API{api}}
+	up := gittest.NewUpstream(t, with(operatorRepository(t, ns, api, v100), map[string]string{"team/widget.yaml": ""}))
+	srv := gittest.Serve(t, up, gittest.ServerOptions{})
+	createNamespace(t, env, "olmsync-restart")
+	s := newSync(t, env, "olmsync-restart", ns, srv.RepoURL(), nil)
+
+	olmtest.Eventually(t, "the CSV Installing, waiting for its Deployment", func() error {
+		c := &v1alpha1.ClusterServiceVersion{}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: v100.Name()}, c); err != nil {
+			return err
+		}
+		if c.Status.Phase != v1alpha1.CSVPhaseInstalling {
+			return fmt.Errorf("phase %q", c.Status.Phase)
+		}
+		return nil
+	})
+	before, err := getSync(env, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.StopAPIServer(t)
+	time.Sleep(5 * time.Second) // several of the Sync's and OLM's retry intervals (1 s) without an API server
+	env.StartAPIServer(t)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	kubelet := make(chan struct{})
+	go func() { olmtest.KeepDeploymentsAvailable(ctx, env.Client, ns); close(kubelet) }()
+	t.Cleanup(func() { cancel(); <-kubelet })
+	got := operatorHealthy(t, env, s, ns, up.Head(t), v100.Name())
+	if plans := installPlans(t, env, ns); !slices.Equal(plans, []string{"[widget.v1.0.0] Complete"}) {
+		t.Errorf("InstallPlans %v, want the one Complete plan", plans)
+	}
+	if diff := cmp.Diff(before.Status.Inventory, got.Status.Inventory); diff != "" {
+		t.Errorf("the inventory changed across the restart (-before +after):\n%s", diff)
+	}
+	for _, e := range got.Status.Inventory.Entries {
+		ref, err := inventory.ParseID(e.ID, e.Version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if object(t, env, ref.GroupVersionKind(), ref.Namespace, ref.Name) == nil {
+			t.Errorf("%s was lost", ref)
+		}
+	}
+}
+
+// switchable is a TCP front of a server that can be taken down (nothing listens on its
+// address: connections are refused, as of a git server that is down) and brought back on
+// the same address.
+type switchable struct {
+	addr, target string
+	mu           sync.Mutex
+	l            net.Listener
+	conns        []net.Conn
+}
+
+func newSwitchable(t *testing.T, target string) *switchable {
+	t.Helper()
+	s := &switchable{target: target}
+	s.up(t)
+	s.addr = s.l.Addr().String()
+	t.Cleanup(s.down)
+	return s
+}
+
+func (s *switchable) up(t *testing.T) {
+	t.Helper()
+	addr := s.addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	s.l = l
+	s.mu.Unlock()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.conns = append(s.conns, c)
+			s.mu.Unlock()
+			go func() {
+				defer c.Close()
+				b, err := net.Dial("tcp", s.target)
+				if err != nil {
+					return
+				}
+				defer b.Close()
+				go func() { _, _ = io.Copy(b, c) }()
+				_, _ = io.Copy(c, b)
+			}()
+		}
+	}()
+}
+
+func (s *switchable) down() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.l != nil {
+		_ = s.l.Close()
+		s.l = nil
+	}
+	// And the connections kept alive from before: a server that is down answers nothing.
+	for _, c := range s.conns {
+		_ = c.Close()
+	}
+	s.conns = nil
+}
+
+// TestGitServerDownForSeveralIntervals: the git server is down for several fetch
+// intervals while commits are pushed. The Sync says GitUnreachable, keeps the last good
+// revision applied (an object deleted by hand comes back from the cache) and prunes
+// nothing; when the server is back, the newest revision is applied and what it removed is
+// pruned, and FetchFailed is gone.
+func TestGitServerDownForSeveralIntervals(t *testing.T) {
+	env := testenv.Get(t)
+	startManager(t, env, managerOptions{})
+	ns := uniqueNS("gitdown")
+	up := gittest.NewUpstream(t, with(repository(ns), map[string]string{
+		"team/extra.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n",
+	}))
+	srv := gittest.Serve(t, up, gittest.ServerOptions{})
+	front := newSwitchable(t, strings.TrimPrefix(srv.URL, "http://"))
+	createNamespace(t, env, "olmsync-gitdown")
+	s := newSync(t, env, "olmsync-gitdown", ns, "http://"+front.addr+"/project.git", func(spec *olmsyncv1alpha1.SyncSpec) {
+		spec.Interval = metav1.Duration{Duration: 2 * time.Second}
+	})
+	good := appliedAt(t, env, s, up.Head(t))
+
+	front.down()
+	newer := up.Push(t, map[string]string{"team/extra.yaml": ""}, "drop extra")
+	got := waitReady(t, env, s, metav1.ConditionFalse, olmsyncv1alpha1.GitUnreachableReason)
+	time.Sleep(5 * time.Second) // five fetch intervals (1 s) and two drift intervals (2 s) more, down
+	if err := env.Client.Delete(context.Background(), object(t, env, configMapGVK, ns, "settings")); err != nil {
+		t.Fatal(err)
+	}
+	olmtest.Eventually(t, "the ConfigMap deleted by hand back from the cached revision", func() error {
+		if object(t, env, configMapGVK, ns, "settings") == nil {
+			return fmt.Errorf("not there")
+		}
+		return nil
+	})
+	got = waitReady(t, env, s, metav1.ConditionFalse, olmsyncv1alpha1.GitUnreachableReason)
+	if msg := conditions.GetMessage(got, olmsyncv1alpha1.ReadyCondition); !strings.Contains(msg, "the last applied revision "+good.Status.LastAppliedRevision+" stays applied") {
+		t.Errorf("Ready message %q does not say the last good revision stays applied", msg)
+	}
+	if object(t, env, configMapGVK, ns, "extra") == nil {
+		t.Fatal("an object was pruned while the git server was down")
+	}
+	if got.Status.LastAppliedRevision != good.Status.LastAppliedRevision {
+		t.Errorf("lastAppliedRevision %q while down, want %q", got.Status.LastAppliedRevision, good.Status.LastAppliedRevision)
+	}
+
+	front.up(t)
+	got = appliedAt(t, env, s, newer)
+	if object(t, env, configMapGVK, ns, "extra") != nil {
+		t.Error("the ConfigMap the newer revision removed was not pruned once the server was back")
+	}
+	if c := conditions.Get(got, olmsyncv1alpha1.FetchFailedCondition); c != nil {
+		t.Errorf("FetchFailed is still there: %+v", c)
+	}
+	if lp := got.Status.LastPrune; lp == nil || lp.Deleted != 1 || !strings.HasSuffix(lp.Revision, newer) {
+		t.Errorf("status.lastPrune = %+v, want extra deleted at %s", lp, newer)
 	}
 }
