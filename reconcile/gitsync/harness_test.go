@@ -27,6 +27,7 @@ import (
 	"github.com/olmsync/olmsync/reconcile"
 	"github.com/olmsync/olmsync/reconcile/gitsync"
 	"github.com/olmsync/olmsync/reconcile/olm"
+	"github.com/olmsync/olmsync/reconcile/receiver"
 )
 
 func TestMain(m *testing.M) {
@@ -94,7 +95,9 @@ func newManager(t testing.TB, ctx context.Context, cfg *rest.Config, o managerOp
 		OLM:         olm.ModeEmbedded,
 		OLMOptions:  olm.Options{RetryInterval: time.Second, GlobalCatalogNamespace: o.globalCatalogNamespace},
 		MetricsAddr: "0", ProbeAddr: "0",
-		WebhookAddr:             addr,
+		WebhookAddr: addr,
+		// Every request of a test comes from loopback: the receiver's tests hold the limit.
+		Webhook:                 receiver.Options{RatePerMinute: -1},
 		Logger:                  o.logger,
 		LeaderElection:          o.leaseNamespace != "",
 		LeaderElectionNamespace: o.leaseNamespace,
