@@ -55,7 +55,10 @@ func TestFence(t *testing.T) {
 			})}
 			for _, r := range requests {
 				reached = 0
-				_, err := fenced.RoundTrip(httptest.NewRequest(r.method, "https://api"+r.path, nil))
+				resp, err := fenced.RoundTrip(httptest.NewRequest(r.method, "https://api"+r.path, nil))
+				if resp != nil {
+					_ = resp.Body.Close()
+				}
 				refused := r.write && !tc.passes
 				if refused != (err != nil) || refused != (reached == 0) {
 					t.Errorf("%s %s: error %v, reached the server %d time(s); want refused=%t", r.method, r.path, err, reached, refused)

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -131,7 +132,8 @@ func Own(tb testing.TB) *Env {
 	}
 	// A certificate folder and a port of the test's own, both kept across a restart of the
 	// API server, so that clients of the first start still reach and trust the second.
-	api := &envtest.APIServer{CertDir: tb.TempDir(), SecurePort: port}
+	api := &envtest.APIServer{CertDir: tb.TempDir()}
+	api.Address, api.Port = "127.0.0.1", strconv.Itoa(port)
 	env, err := startWith(true, api)
 	if errors.Is(err, ErrNoAssets) && os.Getenv("CI") == "" {
 		tb.Skipf("skipping envtest test: %v", err)
@@ -161,7 +163,7 @@ func (e *Env) StopAPIServer(tb testing.TB) {
 		}
 		tb.Logf("kube-apiserver did not end within 5 s of SIGTERM and was killed")
 	}
-	addr := net.JoinHostPort(api.SecureServing.Address, api.SecureServing.Port)
+	addr := net.JoinHostPort(api.Address, api.Port)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {

@@ -479,7 +479,7 @@ func TestGitServerDownForSeveralIntervals(t *testing.T) {
 
 	front.down()
 	newer := up.Push(t, map[string]string{"team/extra.yaml": ""}, "drop extra")
-	got := waitReady(t, env, s, metav1.ConditionFalse, olmsyncv1alpha1.GitUnreachableReason)
+	waitReady(t, env, s, metav1.ConditionFalse, olmsyncv1alpha1.GitUnreachableReason)
 	time.Sleep(5 * time.Second) // five fetch intervals (1 s) and two drift intervals (2 s) more, down
 	if err := env.Client.Delete(context.Background(), object(t, env, configMapGVK, ns, "settings")); err != nil {
 		t.Fatal(err)
@@ -490,7 +490,7 @@ func TestGitServerDownForSeveralIntervals(t *testing.T) {
 		}
 		return nil
 	})
-	got = waitReady(t, env, s, metav1.ConditionFalse, olmsyncv1alpha1.GitUnreachableReason)
+	got := waitReady(t, env, s, metav1.ConditionFalse, olmsyncv1alpha1.GitUnreachableReason)
 	if msg := conditions.GetMessage(got, olmsyncv1alpha1.ReadyCondition); !strings.Contains(msg, "the last applied revision "+good.Status.LastAppliedRevision+" stays applied") {
 		t.Errorf("Ready message %q does not say the last good revision stays applied", msg)
 	}

@@ -33,7 +33,6 @@ func newClock() *clock {
 func (c *clock) Now() time.Time      { return time.Unix(0, c.now.Load()) }
 func (c *clock) Add(d time.Duration) { c.now.Add(int64(d)) }
 func (s *server) triggers() int      { s.mu.Lock(); defer s.mu.Unlock(); return len(s.triggered) }
-func (s *server) resetTriggers()     { s.mu.Lock(); s.triggered = nil; s.mu.Unlock() }
 func (s *server) logged() string     { s.mu.Lock(); defer s.mu.Unlock(); return s.logs.String() }
 func signed(key string, body []byte) map[string]string {
 	return map[string]string{GitHubSignatureHeader: githubSignature([]byte(key), body)}
