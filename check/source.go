@@ -28,8 +28,12 @@ type Source struct {
 	Limits sources.Limits
 }
 
-// IsRemote reports whether the source is a repository URL rather than a folder.
-func (s Source) IsRemote() bool { return sources.IsRemoteURL(s.Location) }
+// IsRemote reports whether the source is a repository URL rather than a folder: any
+// scheme:// counts, so that an unsupported scheme is refused as a URL (redacted) instead
+// of being looked for, credentials and all, as a folder.
+func (s Source) IsRemote() bool {
+	return sources.IsRemoteURL(s.Location) || sources.LooksLikeURL(s.Location)
+}
 
 // At is the same repository at another revision (a pull request's base).
 func (s Source) At(ref string) Source {

@@ -10,13 +10,16 @@ import (
 
 	"github.com/go-logr/logr"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -25,6 +28,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/olmsync/olmsync/api/crds"
+	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/internal/kube"
 	"github.com/olmsync/olmsync/reconcile/gitsync"
 	"github.com/olmsync/olmsync/reconcile/metrics"
@@ -89,9 +93,13 @@ type Options struct {
 	// health probes (/healthz, /readyz); "0" turns one off.
 	MetricsAddr, ProbeAddr string
 	// LeaderElection makes replicas take turns through a Lease in LeaderElectionNamespace
-	// (the namespace olmsync runs in), so that two never act at once.
+	// (the namespace olmsync runs in), so that two never act at once: every write of the
+	// manager is fenced by the lease (a replica that did not renew it within the renew
+	// deadline writes nothing), and Start ends with ErrLeaseLost when it is lost.
 	LeaderElection          bool
 	LeaderElectionNamespace string
+	// LeaderElectionTimings are the lease's durations; the zero value is DefaultTimings.
+	LeaderElectionTimings Timings
 	// Sync configures the Sync reconciler.
 	Sync gitsync.Options
 	// Logger, when set, is the manager's and its controllers' logger (default: ctrl.Log).
@@ -99,11 +107,17 @@ type Options struct {
 	// WebhookAddr is the listen address of the webhook receiver (/hooks/<namespace>/<sync>);
 	// "" or "0" turns it off. It runs on every replica: it only asks for a reconcile.
 	WebhookAddr string
+	// Webhook bounds what a source may ask of the receiver (rate, replays), and
+	// WebhookTimeouts its connections; the zero values are the receiver's defaults.
+	Webhook         receiver.Options
+	WebhookTimeouts receiver.Timeouts
 }
 
 // Manager is the manager and what was decided while building it.
 type Manager struct {
 	ctrl.Manager
+	// lease is the fenced leader lease, when leader election is on.
+	lease *lease
 	// Syncs is the Sync reconciler.
 	Syncs *gitsync.Reconciler
 	// EmbeddedOLM says whether the embedded OLM controllers were registered.
@@ -131,22 +145,40 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 	if why != nil {
 		log.FromContext(ctx).Info(why.Error())
 	}
-	lease, renew, retry := 15*time.Second, 10*time.Second, 2*time.Second
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Logger:                        opts.Logger,
-		Scheme:                        sch,
-		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
-		HealthProbeBindAddress:        opts.ProbeAddr,
-		LeaderElection:                opts.LeaderElection,
-		LeaderElectionID:              olm.LeaderElectionID,
-		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
-		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:                 &lease,
-		RenewDeadline:                 &renew,
-		RetryPeriod:                   &retry,
+	t := opts.LeaderElectionTimings.withDefaults()
+	mcfg := cfg
+	var fence *lease
+	if opts.LeaderElection {
+		if fence, err = newLease(cfg, opts.LeaderElectionNamespace, olm.LeaderElectionID, t); err != nil {
+			return nil, err
+		}
+		// Every request of the manager — controllers, the Sync reconciler's applies and
+		// prunes (impersonating configs are copies of this one), events — goes through the
+		// fence; the lease's own requests use a config of their own.
+		mcfg = rest.CopyConfig(cfg)
+		fence.fence(mcfg)
+	}
+	mgr, err := ctrl.NewManager(mcfg, ctrl.Options{
+		Logger:                              opts.Logger,
+		Scheme:                              sch,
+		Metrics:                             metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:              opts.ProbeAddr,
+		LeaderElection:                      opts.LeaderElection,
+		LeaderElectionID:                    olm.LeaderElectionID,
+		LeaderElectionNamespace:             opts.LeaderElectionNamespace,
+		LeaderElectionResourceLockInterface: leaseLock(fence),
+		LeaderElectionReleaseOnCancel:       true,
+		LeaseDuration:                       &t.LeaseDuration,
+		RenewDeadline:                       &t.RenewDeadline,
+		RetryPeriod:                         &t.RetryPeriod,
 		// One manager per process, but for tests that run `olmsync run` more than once in
 		// one process: controller names need not be unique across managers.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		// Only the webhook receiver reads Secrets through the cache, and only their webhook
+		// keys: the cache keeps nothing else of them.
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}: {Transform: receiver.SecretCacheTransform},
+		}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("new manager: %w", err)
@@ -161,7 +193,16 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 		return nil, fmt.Errorf("set up sync controller: %w", err)
 	}
 	if opts.WebhookAddr != "" && opts.WebhookAddr != "0" {
-		if err := mgr.Add(webhookServer(mgr, opts.WebhookAddr)); err != nil {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, &olmsyncv1alpha1.Sync{}, receiver.WebhookPathIndex, receiver.IndexWebhookPath); err != nil {
+			return nil, fmt.Errorf("index Syncs by webhook path: %w", err)
+		}
+		// The receiver runs on every replica, leader or not: its one write (the request
+		// annotation) goes past the fence.
+		unfenced, err := client.New(cfg, client.Options{Scheme: sch, Mapper: mgr.GetRESTMapper()})
+		if err != nil {
+			return nil, err
+		}
+		if err := mgr.Add(webhookServer(mgr, unfenced, opts)); err != nil {
 			return nil, err
 		}
 	}
@@ -171,20 +212,71 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
-	return &Manager{Manager: mgr, Syncs: syncs, EmbeddedOLM: embedded, OLMFound: found}, nil
+	return &Manager{Manager: mgr, lease: fence, Syncs: syncs, EmbeddedOLM: embedded, OLMFound: found}, nil
 }
 
-// webhookServer serves the webhook receiver until the manager stops. It reads Syncs and
-// Secrets past the cache (Secrets are not cached) and asks for a reconcile by annotation.
-func webhookServer(mgr ctrl.Manager, addr string) manager.Runnable {
-	mux := http.NewServeMux()
-	mux.Handle(receiver.PathPrefix, &receiver.Handler{
-		Reader:  mgr.GetAPIReader(),
-		Trigger: receiver.RequestReconcile(mgr.GetClient(), time.Now),
+// leaseLock is the lock for ctrl.Options: nil (controller-runtime's own, unused without
+// leader election) when there is no lease.
+func leaseLock(l *lease) resourcelock.Interface {
+	if l == nil {
+		return nil
+	}
+	return l
+}
+
+// Start runs the manager until ctx ends. With leader election, it also ends when this
+// replica no longer holds a fresh lease: the manager's context is cancelled at once
+// (its writes were already fenced), the loss is logged at info — another replica leads,
+// which is no error — and Start returns ErrLeaseLost.
+func (m *Manager) Start(ctx context.Context) error {
+	if m.lease == nil {
+		return m.Manager.Start(ctx)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lost := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if held, _ := m.lease.Held(); m.lease.everHeld() && !held {
+					close(lost)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	err := m.Manager.Start(ctx)
+	select {
+	case <-lost:
+	default:
+		// controller-runtime's own word for it, when its elector noticed first.
+		if err == nil || err.Error() != "leader election lost" {
+			return err
+		}
+	}
+	_, since := m.lease.Held()
+	m.GetLogger().Info("leader lease lost: stopping, writing nothing more; another replica leads, or the lease could not be renewed",
+		"lastRenewed", since.Round(time.Millisecond).String()+" ago")
+	return ErrLeaseLost
+}
+
+// webhookServer serves the webhook receiver until the manager stops. It finds Syncs and
+// their Secrets in the manager's cache (Syncs by the webhook-path index), so that a request
+// costs no read of the API server, and asks for a reconcile by annotation.
+func webhookServer(mgr ctrl.Manager, writer client.Client, opts Options) manager.Runnable {
+	h := &receiver.Handler{
+		Reader:  mgr.GetClient(),
+		Trigger: receiver.RequestReconcile(writer, time.Now),
 		Log:     mgr.GetLogger().WithName("receiver"),
-	})
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	return webhookRunnable{srv}
+		Options: opts.Webhook,
+	}
+	return webhookRunnable{receiver.NewServer(opts.WebhookAddr, h, opts.WebhookTimeouts)}
 }
 
 // webhookRunnable runs on every replica, leader or not.

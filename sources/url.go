@@ -39,6 +39,24 @@ func IsRemoteURL(s string) bool {
 	return scpLike.MatchString(s)
 }
 
+// LooksLikeURL reports whether s is written as a URL (a scheme, then "://"), whatever the
+// scheme: such a string is never a local folder, and a scheme Fetch does not support is
+// its error to report (with the URL redacted), not a folder to look for.
+func LooksLikeURL(s string) bool { return urlScheme.MatchString(s) }
+
+var urlScheme = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*://`)
+
+// userinfoInText finds the userinfo of every URL in a text, whatever its scheme: the
+// scheme, "://", and what comes before an "@" with no "/", space or quote in between.
+var userinfoInText = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s"'@]+@`)
+
+// RedactURLs returns text with the userinfo of every URL in it, of any scheme, replaced
+// by "***": the last guard before an error reaches a person, for messages that may hold
+// a URL no code of this package took apart (a catalog image reference, a folder name).
+func RedactURLs(text string) string {
+	return userinfoInText.ReplaceAllString(text, "${1}***@")
+}
+
 // RedactURL returns the URL with anything secret removed: the userinfo of an
 // http(s) URL, the password of any other, and query values. It is what every
 // message of this package shows. A string it cannot parse is returned with

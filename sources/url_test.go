@@ -1,6 +1,8 @@
 package sources
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -124,4 +126,46 @@ func FuzzRedactURL(f *testing.F) {
 			t.Fatalf("RedactURL(%q) = %q keeps the password", raw, got)
 		}
 	})
+}
+
+// Whatever the scheme, a URL's userinfo never comes back in a message: neither from
+// Fetch's refusal of a scheme it does not support, nor from RedactURLs, the last guard of
+// the CLI's errors.
+func TestUserinfoRedactedWhateverTheScheme(t *testing.T) {
+	for _, raw := range []string{
+		"ftp://user:hunter22@host/x", "ftp://user:hunter22@host", "git://u:hunter22@h/x",
+		"s3://AKIA:hunter22@bucket/repo", "https://hunter22@h/r", "http://u:hunter22@h:8080/r",
+		"svn+ssh://u:hunter22@h/r", "ftp://user:pa%zzhunter22@host/x",
+	} {
+		if !LooksLikeURL(raw) {
+			t.Errorf("LooksLikeURL(%q) = false", raw)
+		}
+		_, err := Fetch(context.Background(), FetchRequest{URL: raw, CacheDir: t.TempDir()})
+		if err == nil || strings.Contains(err.Error(), "hunter22") {
+			t.Errorf("Fetch(%q) = %v, want an error without the password", raw, err)
+		}
+		if got := RedactURL(raw); strings.Contains(got, "hunter22") {
+			t.Errorf("RedactURL(%q) = %q", raw, got)
+		}
+		msg := fmt.Sprintf("open %q: lstat /tmp/%s: no such file or directory; again: %s.", raw, raw, raw)
+		if got := RedactURLs(msg); strings.Contains(got, "hunter22") || !strings.Contains(got, "://***@") {
+			t.Errorf("RedactURLs(%q) = %q", msg, got)
+		}
+	}
+	// A user name alone is redacted too: RedactURLs cannot tell a token from a name.
+	if got := RedactURLs("ssh://git@host/x"); got != "ssh://***@host/x" {
+		t.Errorf("RedactURLs(ssh://git@host/x) = %q", got)
+	}
+	for _, plain := range []string{
+		"git@github.com:org/repo.git", "https://github.com/org/repo.git", "a@b and c://d/e@f", "./local/dir",
+	} {
+		if got := RedactURLs(plain); got != plain {
+			t.Errorf("RedactURLs(%q) = %q, want it unchanged", plain, got)
+		}
+	}
+	for _, notURL := range []string{"./ftp:/x", "/srv/repo", "C:\\repo", "git@github.com:org/repo.git"} {
+		if LooksLikeURL(notURL) {
+			t.Errorf("LooksLikeURL(%q) = true", notURL)
+		}
+	}
 }

@@ -76,6 +76,33 @@ func TestSyncValidation(t *testing.T) {
 		{name: "bad-mode", wantErr: "spec.policy.mode", edit: func(s map[string]any) { s["policy"] = map[string]any{"mode": "warn"} }},
 		{name: "bad-interval", wantErr: "spec.interval", edit: func(s map[string]any) { s["interval"] = "ten minutes" }},
 		{name: "no-prune", wantErr: "spec.prune", edit: func(s map[string]any) { delete(s, "prune") }},
+		{name: "url-with-password", wantErr: "spec.source.url must not carry credentials: put them in a Secret named by spec.source.secretRef", edit: func(s map[string]any) {
+			src(s)["url"] = "https://user:hunter22@git.example.com/platform/clusters.git"
+		}},
+		{name: "url-with-token", wantErr: "must not carry credentials", edit: func(s map[string]any) {
+			src(s)["url"] = "https://ghp_token@git.example.com/platform/clusters.git"
+		}},
+		{name: "ssh-url-with-password", wantErr: "must not carry credentials", edit: func(s map[string]any) {
+			src(s)["url"] = "ssh://git:hunter22@git.example.com/platform/clusters.git"
+		}},
+		{name: "ssh-url-with-user", edit: func(s map[string]any) { src(s)["url"] = "ssh://git@git.example.com:2222/platform/clusters.git" }},
+		{name: "https-url-with-port", edit: func(s map[string]any) { src(s)["url"] = "https://git.example.com:8443/platform/clusters.git?ref=a@b" }},
+		{name: "prune-options", edit: func(s map[string]any) {
+			s["pruneOptions"] = map[string]any{"allowEmpty": true, "maxDeletions": "25%", "operators": "Keep"}
+		}},
+		{name: "prune-options-count", edit: func(s map[string]any) { s["pruneOptions"] = map[string]any{"maxDeletions": 10} }},
+		{name: "max-deletions-negative", wantErr: "maxDeletions is a count (0 or more) or a percentage (0% to 100%)", edit: func(s map[string]any) {
+			s["pruneOptions"] = map[string]any{"maxDeletions": -1}
+		}},
+		{name: "max-deletions-not-a-percentage", wantErr: "maxDeletions is a count", edit: func(s map[string]any) {
+			s["pruneOptions"] = map[string]any{"maxDeletions": "ten"}
+		}},
+		{name: "max-deletions-over-100", wantErr: "maxDeletions is a count", edit: func(s map[string]any) {
+			s["pruneOptions"] = map[string]any{"maxDeletions": "150%"}
+		}},
+		{name: "prune-operators-unknown", wantErr: "spec.pruneOptions.operators", edit: func(s map[string]any) {
+			s["pruneOptions"] = map[string]any{"operators": "Orphan"}
+		}},
 		{name: "no-source-interval", wantErr: "spec.source.interval", edit: func(s map[string]any) { delete(src(s), "interval") }},
 	}
 	for _, tc := range cases {
@@ -108,6 +135,9 @@ func TestSyncValidation(t *testing.T) {
 	}
 	if got.Spec.Interval.Duration.String() != "10m0s" {
 		t.Errorf("interval = %s, want 10m", got.Spec.Interval.Duration)
+	}
+	if got.Spec.PruneOptions.Operators != olmsyncv1alpha1.PruneOperatorsDelete || got.Spec.PruneOptions.AllowEmpty || got.Spec.PruneOptions.MaxDeletions != nil {
+		t.Errorf("pruneOptions defaulted to %+v, want operators Delete and nothing else", got.Spec.PruneOptions)
 	}
 }
 
@@ -157,6 +187,10 @@ func TestSyncStatusRoundTrip(t *testing.T) {
 			File: "team-a/base/subscription.yaml", Line: 1, Object: &sub, Gated: true,
 		}},
 		ViolationCount: 1,
+		LastPrune: &olmsyncv1alpha1.PruneSummary{Revision: "main@sha1:" + strings.Repeat("a", 40), Stale: 7,
+			Deleted: 3, Gone: 1, Kept: 1, Failed: 2, Message: "2 object(s) could not be deleted: forbidden"},
+		LastRevisionChange: &olmsyncv1alpha1.RevisionChange{From: "main@sha1:" + strings.Repeat("c", 40),
+			To: "main@sha1:" + strings.Repeat("a", 40), Relation: olmsyncv1alpha1.RevisionBackward},
 	}
 	obj.Status = *want.DeepCopy()
 	if err := env.Client.Status().Update(t.Context(), obj); err != nil {

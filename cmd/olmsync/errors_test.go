@@ -135,3 +135,27 @@ func TestCheckBrokenConfig(t *testing.T) {
 		t.Errorf("GitHub output:\n%s", out)
 	}
 }
+
+// TestCredentialsInArgumentsNotEchoed: a password typed into a URL argument of any scheme
+// is not printed back in the error, which names the URL redacted.
+func TestCredentialsInArgumentsNotEchoed(t *testing.T) {
+	for _, args := range [][]string{
+		{"check", "ftp://user:hunter22@host/x"},
+		{"apps", "ftp://user:hunter22@host/x"},
+		{"check", "git://user:hunter22@host/x", "-o", "json"},
+		{"catalog", "validate", "ftp://user:hunter22@host/x"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			out, err := run(t, args...)
+			if err == nil {
+				t.Fatalf("no error; output:\n%s", out)
+			}
+			if strings.Contains(out, "hunter22") {
+				t.Errorf("the password is in the output:\n%s", out)
+			}
+			if !strings.Contains(out, "://***@") {
+				t.Errorf("the output does not name the URL, redacted:\n%s", out)
+			}
+		})
+	}
+}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/olmsync/olmsync/sources"
 )
 
 // gracefulShutdown marks a command (in its Annotations) that needs time to stop cleanly
@@ -111,11 +113,13 @@ func exitForSignal(sig os.Signal) int {
 }
 
 // printError prints a command's error, unless it is a findings error: the command has
-// already printed its report, and exit code 1 says the rest.
+// already printed its report, and exit code 1 says the rest. The userinfo of any URL in
+// it is redacted, whatever the scheme: a password typed into an argument (a repository,
+// a catalog image) never comes back in an error.
 func printError(w io.Writer, err error) {
 	var findings *findingsError
 	if !errors.As(err, &findings) {
-		fmt.Fprintln(w, "Error:", err)
+		fmt.Fprintln(w, "Error:", sources.RedactURLs(err.Error()))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/fluxcd/pkg/runtime/jitter"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/olmsync/olmsync/reconcile/gitsync"
 	"github.com/olmsync/olmsync/reconcile/olm"
 	"github.com/olmsync/olmsync/reconcile/olm/catalog"
+	"github.com/olmsync/olmsync/reconcile/receiver"
 	"github.com/olmsync/olmsync/sources"
 )
 
@@ -29,6 +31,8 @@ type runOptions struct {
 	globalCatalogNamespace  string
 	metricsAddr, probeAddr  string
 	webhookAddr             string
+	webhook                 receiver.Options
+	webhookReadTimeout      time.Duration
 	leaderElect             bool
 	leaderElectionNamespace string
 	disableCopiedCSVs       bool
@@ -79,12 +83,15 @@ branch; local sources are then allowed).`,
 	f.StringVar(&o.globalCatalogNamespace, "global-catalog-namespace", "olm", "namespace whose CatalogSources every namespace sees (openshift-marketplace on OpenShift)")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `metrics endpoint address ("0" turns it off)`)
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", `health probe address ("0" turns it off)`)
-	f.BoolVar(&o.leaderElect, "leader-elect", true, "take turns with other replicas through a Lease, so that only one acts")
+	f.BoolVar(&o.leaderElect, "leader-elect", false, "take turns with other replicas through a Lease, so that only one acts (default: on in a cluster, off elsewhere)")
 	f.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election Lease (default: the namespace olmsync runs in; kube-system outside a cluster)")
 	f.BoolVar(&o.disableCopiedCSVs, "disable-copied-csvs", false, "do not copy the CSVs of operators watching all namespaces into every namespace (OLM's disableCopiedCSVs)")
 	f.StringVar(&o.catalogCache, "catalog-cache", "", "folder caching pulled catalog images by digest (default: none)")
 	f.BoolVar(&o.installCRDs, "install-crds", false, "apply olmsync's CRDs before starting (a cluster without the Helm chart)")
 	f.StringVar(&o.webhookAddr, "webhook-bind-address", ":9292", `webhook receiver address, serving /hooks/<namespace>/<sync> ("0" turns it off)`)
+	f.IntVar(&o.webhook.RatePerMinute, "webhook-rate-limit", receiver.DefaultRatePerMinute, "webhook requests one client address may make a minute (in bursts of 20); more are answered 429 before anything is read (negative: no limit)")
+	f.DurationVar(&o.webhookReadTimeout, "webhook-read-timeout", receiver.DefaultTimeouts.Read, "time the webhook receiver gives a client to send a whole request, body included")
+	f.DurationVar(&o.webhook.ReplayWindow, "webhook-replay-window", receiver.DefaultReplayWindow, "how long a verified webhook delivery is remembered (its delivery ID and body): the same delivery again within it asks for nothing")
 	f.Float32Var(&o.kubeAPIQPS, "kube-api-qps", 0, "client-side limit of requests per second to the API server (default: none; the server's priority and fairness throttle)")
 	f.IntVar(&o.kubeAPIBurst, "kube-api-burst", 0, "client-side burst of requests to the API server, with --kube-api-qps")
 	f.StringVar(&o.gitCache, "git-cache", "", "folder keeping the fetched repositories, so a restart still has the last good revisions (default: the user's cache folder, olmsync/git)")
@@ -156,6 +163,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		o.allowLocalSources = o.allowLocalSources || local
 		fmt.Fprintf(cmd.ErrOrStderr(), "olmsync: Sync %s/%s follows %s\n", sync.Namespace, sync.Name, describeSource(sync))
 	}
+	o.leaderElect = leaderElection(cmd.Flags().Changed("leader-elect"), o.leaderElect, inCluster())
 	leaseNamespace := o.leaderElectionNamespace
 	if leaseNamespace == "" && !inCluster() {
 		// In a cluster, the manager finds its own namespace; elsewhere (a laptop) it needs one
@@ -172,6 +180,8 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		MetricsAddr:             o.metricsAddr,
 		ProbeAddr:               o.probeAddr,
 		WebhookAddr:             o.webhookAddr,
+		Webhook:                 o.webhook,
+		WebhookTimeouts:         receiver.Timeouts{Read: o.webhookReadTimeout},
 		LeaderElection:          o.leaderElect,
 		LeaderElectionNamespace: leaseNamespace,
 		Sync: gitsync.Options{
@@ -188,7 +198,24 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	} else {
 		fmt.Fprintf(cmd.ErrOrStderr(), "olmsync: the embedded OLM does not run (--olm=%s; found: %v): OLM's kinds are left to the cluster's OLM\n", mode, mgr.OLMFound)
 	}
-	return mgr.Start(ctx)
+	err = mgr.Start(ctx)
+	if errors.Is(err, reconcile.ErrLeaseLost) {
+		// Another replica leads: this one ends cleanly, and (in a Deployment) starts again
+		// as a candidate. The manager logged it, at info.
+		return nil
+	}
+	return err
+}
+
+// leaderElection decides whether `olmsync run` takes a lease: as asked, else only in a
+// cluster. Outside one (a laptop, --local) there is no other replica, and a lease lost to
+// an API server that was away for longer than the renew deadline would stop olmsync with
+// nothing to start it again.
+func leaderElection(asked, value, inCluster bool) bool {
+	if asked {
+		return value
+	}
+	return inCluster
 }
 
 // inCluster reports whether olmsync runs in a pod (its service account's namespace is

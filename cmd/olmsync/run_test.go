@@ -12,6 +12,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +21,7 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/reconcile/olm"
 )
 
 // syncBuffer is an io.Writer the command and the test can share.
@@ -215,5 +217,66 @@ func corev1PodTemplate(app string) corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": app}},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: app, Image: "example.com/" + app}}},
+	}
+}
+
+// TestLeaderElectionDefault: outside a cluster `olmsync run` takes no lease unless asked
+// (--leader-elect); in a cluster it does unless told not to.
+func TestLeaderElectionDefault(t *testing.T) {
+	for _, tc := range []struct {
+		asked, value, inCluster, want bool
+	}{
+		{false, false, false, false},
+		{false, false, true, true},
+		{true, true, false, true},
+		{true, false, true, false},
+	} {
+		if got := leaderElection(tc.asked, tc.value, tc.inCluster); got != tc.want {
+			t.Errorf("leaderElection(asked %t, --leader-elect=%t, in cluster %t) = %t, want %t", tc.asked, tc.value, tc.inCluster, got, tc.want)
+		}
+	}
+}
+
+// TestRunTakesALeaseOnlyWhenAsked runs `olmsync run` outside a cluster twice: without
+// --leader-elect it becomes ready with no Lease in the lease namespace; with it, it holds
+// the Lease.
+func TestRunTakesALeaseOnlyWhenAsked(t *testing.T) {
+	env := testenv.Get(t)
+	leaseNS := olmtest.NewNamespace(t, env, "lease")
+	lease := func() *coordinationv1.Lease {
+		l := &coordinationv1.Lease{}
+		err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: leaseNS, Name: olm.LeaderElectionID}, l)
+		if err != nil {
+			return nil
+		}
+		return l
+	}
+	for _, asked := range []bool{false, true} {
+		t.Run(fmt.Sprintf("leader-elect=%t", asked), func(t *testing.T) {
+			probeAddr := testenv.FreeAddr(t)
+			args := []string{"--kubeconfig", kubeconfigFile(t, env), "--metrics-bind-address=0",
+				"--health-probe-bind-address", probeAddr, "--leader-election-namespace", leaseNS}
+			if asked {
+				args = append(args, "--leader-elect")
+			}
+			out, done := startRun(t, args...)
+			olmtest.Eventually(t, "readyz, and the lease as asked", func() error {
+				select {
+				case err := <-done:
+					return fmt.Errorf("olmsync run stopped: %w\n%s", err, out)
+				default:
+				}
+				if code, body, err := get("http://" + probeAddr + "/readyz"); err != nil || code != http.StatusOK {
+					return fmt.Errorf("%d %s %w", code, body, err)
+				}
+				if l := lease(); asked && (l == nil || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "") {
+					return fmt.Errorf("no lease held: %+v", l)
+				}
+				return nil
+			})
+			if l := lease(); !asked && l != nil {
+				t.Errorf("a Lease was taken without --leader-elect: %+v", l.Spec)
+			}
+		})
 	}
 }

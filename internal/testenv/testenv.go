@@ -21,9 +21,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -118,13 +120,92 @@ func Run(m *testing.M) int {
 	return code
 }
 
-func start(withCRDs bool) (*Env, error) {
+// Own starts a control plane for one test alone, with olmsync's CRDs, stopped when the
+// test ends: for a test that stops and starts its API server (StopAPIServer,
+// StartAPIServer), which would disturb every other test on the shared one. It skips or
+// fails as Get does.
+func Own(tb testing.TB) *Env {
+	tb.Helper()
+	port, err := freePort()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	// A certificate folder and a port of the test's own, both kept across a restart of the
+	// API server, so that clients of the first start still reach and trust the second.
+	api := &envtest.APIServer{CertDir: tb.TempDir()}
+	api.Address, api.Port = "127.0.0.1", strconv.Itoa(port)
+	env, err := startWith(true, api)
+	if errors.Is(err, ErrNoAssets) && os.Getenv("CI") == "" {
+		tb.Skipf("skipping envtest test: %v", err)
+	}
+	if err != nil {
+		tb.Fatalf("start envtest control plane: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := env.env.Stop(); err != nil {
+			tb.Errorf("stop envtest control plane: %v", err)
+		}
+	})
+	return env
+}
+
+// StopAPIServer stops kube-apiserver, leaving etcd running: clients are refused until
+// StartAPIServer. It sends SIGTERM and, when the server has not ended within 5 s (its
+// graceful shutdown waits on the clients' watches), SIGKILL, as a crash would; it returns
+// once nothing listens on its address. Only for a control plane of Own.
+func (e *Env) StopAPIServer(tb testing.TB) {
+	tb.Helper()
+	api := e.env.ControlPlane.APIServer
+	api.StopTimeout = 5 * time.Second
+	if err := api.Stop(); err != nil {
+		if !strings.Contains(err.Error(), "timeout waiting for process") {
+			tb.Fatalf("stop kube-apiserver: %v", err)
+		}
+		tb.Logf("kube-apiserver did not end within 5 s of SIGTERM and was killed")
+	}
+	addr := net.JoinHostPort(api.Address, api.Port)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return
+		}
+		_ = c.Close()
+		if time.Now().After(deadline) {
+			tb.Fatalf("kube-apiserver still listens on %s", addr)
+		}
+	}
+}
+
+// StartAPIServer starts kube-apiserver again, on the same address, with the same
+// certificates and etcd, and waits until it serves.
+func (e *Env) StartAPIServer(tb testing.TB) {
+	tb.Helper()
+	if err := e.env.ControlPlane.APIServer.Start(); err != nil {
+		tb.Fatalf("start kube-apiserver again: %v", err)
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func start(withCRDs bool) (*Env, error) { return startWith(withCRDs, nil) }
+
+func startWith(withCRDs bool, api *envtest.APIServer) (*Env, error) {
 	dir, err := AssetsDir()
 	if err != nil {
 		return nil, err
 	}
 	s := kube.Scheme()
 	env := &envtest.Environment{BinaryAssetsDirectory: dir, Scheme: s}
+	if api != nil {
+		env.ControlPlane.APIServer = api
+	}
 	if withCRDs {
 		all, err := crds.All()
 		if err != nil {

@@ -132,6 +132,9 @@ type Applier struct {
 	// Concurrency is how many objects of one stage are applied at once;
 	// DefaultConcurrency when zero. Stages still go one after the other.
 	Concurrency int
+	// DeleteInstalledCSVs makes Prune delete, with each Subscription it deletes, the CSV
+	// that Subscription installed (a Sync's spec.pruneOptions.operators: Delete).
+	DeleteInstalledCSVs bool
 }
 
 // DefaultConcurrency is how many objects of a stage an Applier applies at once. Each

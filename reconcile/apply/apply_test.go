@@ -465,7 +465,7 @@ func TestPrune(t *testing.T) {
 		next = append(next, o)
 	}
 	desired := desiredOf(next)
-	stale, err := previous.Stale(desired)
+	stale, err := previous.Stale(desired, inventory.Guard{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -634,3 +634,87 @@ func TestStageAppliedConcurrently(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestPruneDeletesInstalledCSV: with DeleteInstalledCSVs, a pruned Subscription takes the
+// CSV it installed with it (a dry run says so and deletes nothing), unless another
+// Subscription of the namespace refers to that CSV; without it, the CSV stays, as in OLM.
+func TestPruneDeletesInstalledCSV(t *testing.T) {
+	env := testenv.Get(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		delete bool
+		shared bool
+		want   PruneAction // of the CSV; "" for no result
+	}{
+		{name: "deleted with its Subscription", delete: true, want: Deleted},
+		{name: "kept while another Subscription refers to it", delete: true, shared: true, want: Kept},
+		{name: "kept when the Sync keeps operators", delete: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := uniqueNS("prune-csv")
+			a := newApplier(t, env, "platform")
+			a.DeleteInstalledCSVs = tc.delete
+			sub := obj(t, fmt.Sprintf(`{apiVersion: operators.coreos.com/v1alpha1, kind: Subscription, metadata: {name: etcd, namespace: %s},
+  spec: {name: etcd, channel: alpha, source: community, sourceNamespace: %s}}`, ns, ns))
+			res := mustApply(t, a, []*unstructured.Unstructured{obj(t, fmt.Sprintf(`{apiVersion: v1, kind: Namespace, metadata: {name: %s}}`, ns)), sub})
+			// What OLM writes: the CSV, and the Subscription's installedCSV.
+			csv := obj(t, fmt.Sprintf(`{apiVersion: operators.coreos.com/v1alpha1, kind: ClusterServiceVersion, metadata: {name: etcd.v0.9.4, namespace: %s},
+  spec: {displayName: etcd, install: {strategy: deployment}}}`, ns))
+			if err := a.Client.Create(ctx, csv); err != nil {
+				t.Fatal(err)
+			}
+			setInstalled := func(name string) {
+				s := get(t, a.Client, "operators.coreos.com/v1alpha1", "Subscription", ns, name)
+				if err := unstructured.SetNestedField(s.Object, map[string]any{"installedCSV": "etcd.v0.9.4", "lastUpdated": "2026-11-25T10:00:00Z"}, "status"); err != nil {
+					t.Fatal(err)
+				}
+				if err := a.Client.Status().Update(ctx, s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			setInstalled("etcd")
+			if tc.shared {
+				other := obj(t, fmt.Sprintf(`{apiVersion: operators.coreos.com/v1alpha1, kind: Subscription, metadata: {name: etcd-2, namespace: %s},
+  spec: {name: etcd, channel: alpha, source: community, sourceNamespace: %s}}`, ns, ns))
+				if err := a.Client.Create(ctx, other); err != nil {
+					t.Fatal(err)
+				}
+				setInstalled("etcd-2")
+			}
+			var stale []inventory.Entry
+			for _, e := range res.Applied().Entries() {
+				if e.Kind == "Subscription" {
+					stale = append(stale, e)
+				}
+			}
+			for _, dry := range []bool{true, false} {
+				prune := a.Prune
+				if dry {
+					prune = a.DryRunPrune
+				}
+				results, err := prune(ctx, stale)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got PruneAction
+				for _, r := range results {
+					if r.Entry.Kind == "ClusterServiceVersion" {
+						got = r.Action
+						if r.With == nil || r.With.Name != "etcd" || r.Entry.Namespace != ns || r.Entry.Name != "etcd.v0.9.4" {
+							t.Errorf("CSV result %+v does not name the CSV and its Subscription", r)
+						}
+					}
+				}
+				if got != tc.want {
+					t.Errorf("dry run %t: the CSV's outcome %q, want %q (results %+v)", dry, got, tc.want, results)
+				}
+				live := kindObj("operators.coreos.com/v1alpha1", "ClusterServiceVersion", ns, "etcd.v0.9.4")
+				err = a.Client.Get(ctx, client.ObjectKeyFromObject(live), live)
+				if deleted := client.IgnoreNotFound(err) == nil && err != nil; deleted != (!dry && tc.want == Deleted) {
+					t.Errorf("dry run %t: the CSV deleted = %t, get error %v", dry, deleted, err)
+				}
+			}
+		})
+	}
+}

@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
@@ -32,11 +34,16 @@ const (
 	PruneFailed PruneAction = "Failed"
 )
 
-// PruneResult is what happened to one stale entry.
+// PruneResult is what happened to one stale entry, or to the CSV a pruned Subscription
+// installed (Applier.DeleteInstalledCSVs; its Entry is then not in the inventory).
 type PruneResult struct {
 	Entry   inventory.Entry
 	Action  PruneAction
 	Message string
+	// With is, for the CSV of a pruned Subscription, that Subscription.
+	With *inventory.Entry
+
+	installedCSV string
 }
 
 // PruneError says which objects could not be deleted.
@@ -81,6 +88,13 @@ func (a *Applier) prune(ctx context.Context, stale []inventory.Entry, dryRun boo
 		if r.Action == PruneFailed {
 			failed = append(failed, r)
 		}
+		if r.Action == Deleted && a.DeleteInstalledCSVs && r.installedCSV != "" {
+			c := a.pruneInstalledCSV(ctx, e, r.installedCSV, dryRun)
+			out = append(out, c)
+			if c.Action == PruneFailed {
+				failed = append(failed, c)
+			}
+		}
 	}
 	if len(failed) > 0 {
 		return out, &PruneError{Failed: failed}
@@ -120,12 +134,22 @@ func (a *Applier) pruneOne(ctx context.Context, e inventory.Entry, dryRun bool) 
 	if live.GetDeletionTimestamp() != nil {
 		return PruneResult{Entry: e, Action: Deleted, Message: fmt.Sprintf("%s is being deleted", e)}
 	}
+	r := a.deleteLive(ctx, e, live, dryRun)
+	if e.GroupKind() == subscriptionKind {
+		// Read before it goes: the CSV its operator runs as.
+		r.installedCSV, _, _ = unstructured.NestedString(live.Object, "status", "installedCSV")
+	}
+	return r
+}
+
+// deleteLive deletes the very object that was read (a UID precondition).
+func (a *Applier) deleteLive(ctx context.Context, e inventory.Entry, live *unstructured.Unstructured, dryRun bool) PruneResult {
 	uid := live.GetUID()
 	opts := []client.DeleteOption{client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid}}
 	if dryRun {
 		opts = append(opts, client.DryRunAll)
 	}
-	err = a.Client.Delete(ctx, live, opts...)
+	err := a.Client.Delete(ctx, live, opts...)
 	switch {
 	case apierrors.IsNotFound(err):
 		return PruneResult{Entry: e, Action: Gone, Message: fmt.Sprintf("%s was already gone", e)}
@@ -140,4 +164,50 @@ func (a *Applier) pruneOne(ctx context.Context, e inventory.Entry, dryRun bool) 
 		return PruneResult{Entry: e, Action: Deleted, Message: fmt.Sprintf("%s would be deleted", e)}
 	}
 	return PruneResult{Entry: e, Action: Deleted, Message: fmt.Sprintf("%s deleted", e)}
+}
+
+var (
+	subscriptionKind = schema.GroupKind{Group: olmGroup, Kind: "Subscription"}
+	csvVersion       = "v1alpha1"
+)
+
+// pruneInstalledCSV deletes the CSV a pruned Subscription had installed, so that the
+// operator goes with the Subscription that brought it (OLM keeps it; OLM's own cleanup
+// of a deleted CSV — its cluster RBAC and copies, its namespaced objects through their
+// owner references — then runs). It is kept when another Subscription of the namespace
+// refers to it. The CSV goes after its Subscription: were it first, the Subscription
+// would install it again.
+func (a *Applier) pruneInstalledCSV(ctx context.Context, sub inventory.Entry, name string, dryRun bool) PruneResult {
+	e := inventory.Entry{Namespace: sub.Namespace, Name: name, Group: olmGroup, Kind: "ClusterServiceVersion", Version: csvVersion}
+	with := sub
+	result := func(action PruneAction, format string, args ...any) PruneResult {
+		return PruneResult{Entry: e, With: &with, Action: action, Message: fmt.Sprintf(format, args...)}
+	}
+	live := e.Object()
+	err := a.Client.Get(ctx, client.ObjectKeyFromObject(live), live)
+	switch {
+	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
+		return result(Gone, "%s of %s was already gone", e, sub)
+	case err != nil:
+		return result(PruneFailed, "read %s of %s: %v", e, sub, err)
+	}
+	subs := &unstructured.UnstructuredList{}
+	subs.SetGroupVersionKind(schema.GroupVersionKind{Group: olmGroup, Version: csvVersion, Kind: "SubscriptionList"})
+	if err := a.Client.List(ctx, subs, client.InNamespace(sub.Namespace)); err != nil {
+		return result(PruneFailed, "list the Subscriptions beside %s: %v", e, err)
+	}
+	for _, other := range subs.Items {
+		installed, _, _ := unstructured.NestedString(other.Object, "status", "installedCSV")
+		current, _, _ := unstructured.NestedString(other.Object, "status", "currentCSV")
+		if other.GetName() != sub.Name && other.GetDeletionTimestamp() == nil && (installed == name || current == name) {
+			return result(Kept, "%s kept: Subscription %q refers to it too", e, other.GetName())
+		}
+	}
+	if live.GetDeletionTimestamp() != nil {
+		return result(Deleted, "%s is being deleted", e)
+	}
+	r := a.deleteLive(ctx, e, live, dryRun)
+	r.With = &with
+	r.Message += " with " + sub.String()
+	return r
 }

@@ -92,6 +92,9 @@ type Input struct {
 	Stale []inventory.Entry
 	// Prune is spec.prune.
 	Prune bool
+	// Refused is why spec.pruneOptions refuses to prune Stale (every object of the Sync,
+	// or more than maxDeletions); empty when it allows it.
+	Refused string
 	// Pruned is the dry-run prune (apply.Applier.DryRunPrune) of Stale, when PruneRuns.
 	Pruned []apply.PruneResult
 }
@@ -100,7 +103,7 @@ type Input struct {
 // there are some, and no object would be refused (the reconciler keeps stale entries
 // while an apply fails, for a later reconcile).
 func (in *Input) PruneRuns() bool {
-	return in.Prune && len(in.Stale) > 0 && !in.applyFails()
+	return in.Prune && len(in.Stale) > 0 && !in.applyFails() && in.Refused == ""
 }
 
 func (in *Input) applyFails() bool {
@@ -161,6 +164,8 @@ func stale(in Input) []Object {
 		why = "prune is off (spec.prune: false)"
 	case in.applyFails():
 		why = "not pruned while an object is refused"
+	case in.Refused != "":
+		why = in.Refused
 	default:
 		var out []Object
 		for _, r := range in.Pruned {

@@ -112,6 +112,15 @@ func TestCompute(t *testing.T) {
 		want:      []row{{Action: Failed, Object: `ConfigMap "team/old"`, Message: `delete ConfigMap "team/old": forbidden`}},
 		wantPrune: true,
 	}, {
+		name: "a prune spec.pruneOptions refuses: every stale object left, saying why",
+		in: Input{Applied: applied[2:3], Apps: apps, Stale: []inventory.Entry{old, vanished}, Prune: true,
+			Refused: "prune refused: the revision would delete all 2 objects of the Sync; set spec.pruneOptions.allowEmpty to allow it"},
+		want: []row{
+			{Action: Unchanged, Object: `Subscription "team/etcd"`, App: "ops"},
+			{Action: Left, Object: `ConfigMap "team/old"`, Message: "prune refused: the revision would delete all 2 objects of the Sync; set spec.pruneOptions.allowEmpty to allow it"},
+			{Action: Left, Object: `ConfigMap "team/vanished"`, Message: "prune refused: the revision would delete all 2 objects of the Sync; set spec.pruneOptions.allowEmpty to allow it"},
+		},
+	}, {
 		name:      "nothing stale: no prune",
 		in:        Input{Applied: applied[2:3], Prune: true},
 		want:      []row{{Action: Unchanged, Object: `Subscription "team/etcd"`}},

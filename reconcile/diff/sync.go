@@ -58,21 +58,31 @@ func Sync(ctx context.Context, c client.Client, obj *olmsyncv1alpha1.Sync, opts 
 	}
 	// A complete build blocks no prune (an app that did not render is a problem); were it
 	// blocked, a reconcile would prune nothing, and no entry is stale here either.
-	stale, err := previous.Stale(b.Desired(nil))
-	var blocked *inventory.PruneBlockedError
-	if err != nil && !errors.As(err, &blocked) {
+	stale, err := previous.Stale(b.Desired(nil), gitsync.PruneGuard(obj))
+	var (
+		blocked *inventory.PruneBlockedError
+		refused *inventory.PruneRefusedError
+	)
+	switch {
+	case errors.As(err, &refused):
+		// A reconcile would delete none of them, and say why.
+	case err != nil && !errors.As(err, &blocked):
 		return nil, err
 	}
 	applyClient, err := gitsync.ClientFor(ctx, opts.Config, c, c, obj)
 	if err != nil {
 		return nil, err
 	}
-	applier := &apply.Applier{Client: applyClient, Owner: client.ObjectKeyFromObject(obj)}
+	applier := &apply.Applier{Client: applyClient, Owner: client.ObjectKeyFromObject(obj),
+		DeleteInstalledCSVs: obj.PruneOperators() == olmsyncv1alpha1.PruneOperatorsDelete}
 	applied, err := applier.DryRun(ctx, b.Objects())
 	if err != nil {
 		return nil, err
 	}
 	in := Input{Applied: applied.Objects, Apps: map[string]string{}, Stale: stale, Prune: obj.Spec.Prune}
+	if refused != nil {
+		in.Refused = refused.Error()
+	}
 	for _, a := range b.Apps {
 		for _, o := range a.Objects {
 			e := inventory.EntryOfRendered(o)

@@ -70,7 +70,7 @@ func BenchmarkCommitToApplied(b *testing.B) {
 			token := []byte("bench-webhook-token")
 			if err := env.Client.Create(context.Background(), &corev1.Secret{
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hook"},
-				Data:       map[string][]byte{"token": token},
+				Data:       map[string][]byte{olmsyncv1alpha1.WebhookGitHubTokenKey: token},
 			}); err != nil {
 				b.Fatal(err)
 			}

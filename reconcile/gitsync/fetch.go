@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/sources"
@@ -26,11 +28,14 @@ func (r *Reconciler) fetch(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pa
 	if err != nil {
 		return err
 	}
+	p.req = req
 	start := r.clock()
 	fctx, cancel := context.WithTimeout(ctx, obj.FetchTimeout())
 	tree, err := sources.Fetch(fctx, req)
 	cancel()
-	r.Metrics.RecordFetch(obj, r.clock().Sub(start), err)
+	took := r.clock().Sub(start)
+	r.Metrics.RecordFetch(obj, took, err)
+	logFetch(ctx, obj, req, tree, err, took)
 	var notFound *sources.PathNotFoundError
 	switch {
 	case err == nil:
@@ -63,6 +68,21 @@ func (r *Reconciler) fetched(obj *olmsyncv1alpha1.Sync, p *pass, tree *sources.T
 		obj.Status.LastFetchedRevision = tree.Revision
 	}
 	p.due = applyDue(obj, p.last, tree.Revision, r.clock())
+}
+
+// logFetch logs a fetch that brought a new revision or failed at info, and one that found
+// nothing new at debug level (it runs every spec.source.interval). The URL is redacted
+// and sources' errors carry no secret.
+func logFetch(ctx context.Context, obj *olmsyncv1alpha1.Sync, req sources.FetchRequest, tree *sources.Tree, err error, took time.Duration) {
+	logger := log.FromContext(ctx).WithValues("url", sources.RedactURL(req.URL), "duration", took.Round(time.Millisecond).String())
+	switch {
+	case err != nil:
+		logger.Info("fetch failed", "error", err.Error())
+	case tree.Revision != obj.Status.LastFetchedRevision:
+		logger.Info("fetched a new revision", "revision", tree.Revision, "previous", obj.Status.LastFetchedRevision)
+	default:
+		logger.V(1).Info("fetched, no new revision", "revision", tree.Revision)
+	}
 }
 
 // lastGood reads the last applied revision back from the cache.

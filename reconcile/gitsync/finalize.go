@@ -53,7 +53,8 @@ func (r *Reconciler) pruneAll(ctx context.Context, obj *olmsyncv1alpha1.Sync) (b
 	if err != nil {
 		return false, err
 	}
-	stale, err := inv.Stale(inventory.DesiredOf(nil, nil, nil))
+	// Deleting the Sync deletes everything it applied, on purpose: no guard.
+	stale, err := inv.Stale(inventory.DesiredOf(nil, nil, nil), inventory.Guard{AllowEmpty: true})
 	if err != nil {
 		return false, err
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/olmsync/olmsync/reconcile"
 	"github.com/olmsync/olmsync/reconcile/gitsync"
 	"github.com/olmsync/olmsync/reconcile/olm"
+	"github.com/olmsync/olmsync/reconcile/receiver"
 )
 
 func TestMain(m *testing.M) {
@@ -53,28 +54,54 @@ type managerOptions struct {
 	logger logr.Logger
 	// globalCatalogNamespace is the embedded OLM's (`olmsync run --global-catalog-namespace`).
 	globalCatalogNamespace string
+	// leaseNamespace, when set, turns leader election on with a Lease there, with the
+	// short timings of leaseTimings.
+	leaseNamespace string
 }
+
+// leaseTimings are leader election's durations in the tests that take a lease: a deposed
+// replica is replaced within seconds.
+var leaseTimings = reconcile.Timings{LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond}
 
 // startManager runs the Sync reconciler and the embedded OLM, as `olmsync run` does on a
 // cluster without OLM, until the test ends, with intervals short enough for a test.
 func startManager(t testing.TB, env *testenv.Env, o managerOptions) *manager {
 	t.Helper()
-	mode := olm.ModeEmbedded
-	if o.cacheDir == "" {
-		o.cacheDir = t.TempDir()
-	}
-	addr := testenv.FreeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
 	cfg := o.config
 	if cfg == nil {
 		cfg = rest.CopyConfig(env.Config)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := newManager(t, ctx, cfg, o)
+	done := make(chan error, 1)
+	go func() { done <- m.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	return m
+}
+
+// newManager builds the manager startManager runs (and the subprocess of a fault test).
+func newManager(t testing.TB, ctx context.Context, cfg *rest.Config, o managerOptions) *manager {
+	t.Helper()
+	if o.cacheDir == "" {
+		o.cacheDir = t.TempDir()
+	}
+	addr := testenv.FreeAddr(t)
 	mgr, err := reconcile.NewManager(ctx, cfg, reconcile.Options{
-		OLM:         mode,
+		OLM:         olm.ModeEmbedded,
 		OLMOptions:  olm.Options{RetryInterval: time.Second, GlobalCatalogNamespace: o.globalCatalogNamespace},
 		MetricsAddr: "0", ProbeAddr: "0",
 		WebhookAddr: addr,
-		Logger:      o.logger,
+		// Every request of a test comes from loopback: the receiver's tests hold the limit.
+		Webhook:                 receiver.Options{RatePerMinute: -1},
+		Logger:                  o.logger,
+		LeaderElection:          o.leaseNamespace != "",
+		LeaderElectionNamespace: o.leaseNamespace,
+		LeaderElectionTimings:   leaseTimings,
 		Sync: gitsync.Options{
 			CacheDir:                o.cacheDir,
 			AllowLocalSources:       o.allowLocalSources,
@@ -85,17 +112,8 @@ func startManager(t testing.TB, env *testenv.Env, o managerOptions) *manager {
 		},
 	})
 	if err != nil {
-		cancel()
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
 	return &manager{Manager: mgr, webhook: "http://" + addr}
 }
 

@@ -159,3 +159,70 @@ func installPlans(t *testing.T, env *testenv.Env, ns string) []string {
 	}
 	return out
 }
+
+// TestOperatorComesAndGoesWithGit: a commit that removes a Subscription removes the
+// operator it installed (the CSV goes with it, spec.pruneOptions.operators: Delete, the
+// default), and `git revert` of that commit brings the operator back. With Keep, the
+// CSV stays when the Subscription goes, and the Subscription the revert brings back takes
+// it again instead of failing as OLM's does.
+func TestOperatorComesAndGoesWithGit(t *testing.T) {
+	env := testenv.Get(t)
+	startManager(t, env, managerOptions{})
+	for _, policy := range []olmsyncv1alpha1.PruneOperatorsPolicy{olmsyncv1alpha1.PruneOperatorsDelete, olmsyncv1alpha1.PruneOperatorsKeep} {
+		t.Run(string(policy), func(t *testing.T) {
+			ns := uniqueNS("operators")
+			ctx, cancel := context.WithCancel(context.Background())
+			kubelet := make(chan struct{})
+			go func() { olmtest.KeepDeploymentsAvailable(ctx, env.Client, ns); close(kubelet) }()
+			t.Cleanup(func() { cancel(); <-kubelet })
+			api := olmtest.API{Group: ns + ".test.olmsync.dev", Version: "v1", Kind: "Widget"}
+			v100 := olmtest.Bundle{Package: "widget", Version: "1.0.0", Owns: []olmtest.API{api}}
+			up := gittest.NewUpstream(t, with(operatorRepository(t, ns, api, v100), map[string]string{"team/widget.yaml": ""}))
+			srv := gittest.Serve(t, up, gittest.ServerOptions{})
+			createNamespace(t, env, "olmsync-operators")
+			s := newSync(t, env, "olmsync-operators", ns, srv.RepoURL(), func(spec *olmsyncv1alpha1.SyncSpec) {
+				spec.PruneOptions.Operators = policy
+			})
+			operatorHealthy(t, env, s, ns, up.Head(t), v100.Name())
+			plansBefore := len(installPlans(t, env, ns))
+
+			removed := up.Push(t, map[string]string{"team/subscription.yaml": ""}, "remove the operator")
+			got := appliedAt(t, env, s, removed)
+			if object(t, env, subscriptionGVK, ns, "widget") != nil {
+				t.Fatal("the Subscription was not pruned")
+			}
+			csvGone := func() error {
+				if object(t, env, csvGVK, ns, v100.Name()) != nil {
+					return fmt.Errorf("CSV %s is still there", v100.Name())
+				}
+				return nil
+			}
+			if policy == olmsyncv1alpha1.PruneOperatorsDelete {
+				olmtest.Eventually(t, "the operator's CSV deleted with its Subscription", csvGone)
+				if lp := got.Status.LastPrune; lp == nil || lp.Stale != 1 || lp.Deleted != 2 {
+					t.Errorf("status.lastPrune = %+v, want the Subscription and its CSV deleted", lp)
+				}
+				waitEvent(t, env, s, "Normal Pruned: ", "2 deleted", `ClusterServiceVersion "`+ns+"/"+v100.Name()+`"`)
+			} else if csvGone() == nil {
+				t.Fatal("the CSV was deleted although spec.pruneOptions.operators is Keep")
+			}
+
+			gittest.Git(t, up.Work, "revert", "--no-edit", removed)
+			up.PushRefs(t)
+			reverted := up.Head(t)
+			operatorHealthy(t, env, s, ns, reverted, v100.Name())
+			plans := installPlans(t, env, ns)
+			switch {
+			case policy == olmsyncv1alpha1.PruneOperatorsDelete && len(plans) != plansBefore+1:
+				t.Errorf("InstallPlans %v: want one more, installing the operator again", plans)
+			case policy == olmsyncv1alpha1.PruneOperatorsKeep && len(plans) != plansBefore:
+				t.Errorf("InstallPlans %v: want none more, the kept CSV adopted", plans)
+			}
+		})
+	}
+}
+
+var (
+	subscriptionGVK = schema.GroupVersionKind{Group: "operators.coreos.com", Version: "v1alpha1", Kind: "Subscription"}
+	csvGVK          = schema.GroupVersionKind{Group: "operators.coreos.com", Version: "v1alpha1", Kind: "ClusterServiceVersion"}
+)

@@ -83,6 +83,10 @@ type Reconciler struct {
 
 	memory memory
 	now    func() time.Time
+	// afterApply, set by tests only, runs right after an apply and before anything of it
+	// is written to the Sync's status: where a crash leaves applied objects that the
+	// status never recorded.
+	afterApply func(obj *olmsyncv1alpha1.Sync, revision string)
 }
 
 // pass is what one reconcile learns, step by step.
@@ -93,7 +97,9 @@ type pass struct {
 	client client.Client
 	// previous is the inventory before this reconcile.
 	previous *inventory.Inventory
-	tree     *sources.Tree
+	// req is the fetch spec.source makes; tree what it read.
+	req  sources.FetchRequest
+	tree *sources.Tree
 	// fetchErr is the fetch's error when tree is the last good revision from the cache.
 	fetchErr error
 	// last is what the reconciler remembers of the Sync's last apply; due says whether

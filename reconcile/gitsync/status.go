@@ -256,6 +256,9 @@ func summarize(obj *olmsyncv1alpha1.Sync, h healthSummary, revision string) {
 		conditions.MarkReconciling(obj, reason, "%s", msg)
 	default:
 		msg := "Applied revision: " + revision
+		if c := obj.Status.LastRevisionChange; c != nil && c.To == revision && nonFastForward(c) != "" {
+			msg += "; " + nonFastForward(c)
+		}
 		if conditions.IsTrue(obj, olmsyncv1alpha1.PolicyViolationCondition) {
 			msg += "; " + conditions.GetMessage(obj, olmsyncv1alpha1.PolicyViolationCondition)
 		}

@@ -73,11 +73,14 @@ func TestSummarize(t *testing.T) {
 		name        string
 		mode        olmsyncv1alpha1.PolicyMode
 		conditions  []metav1.Condition
+		change      *olmsyncv1alpha1.RevisionChange
 		states      []objectState
 		ready       metav1.ConditionStatus
 		reason      string
 		reconciling bool
 		msg         string
+		// exact: the message is msg and nothing more.
+		exact bool
 	}{
 		{name: "in step", ready: metav1.ConditionTrue, reason: olmsyncv1alpha1.ReconciliationSucceededReason, msg: "Applied revision: main@sha1:abc"},
 		{name: "a fetch failure comes first", conditions: []metav1.Condition{
@@ -96,6 +99,19 @@ func TestSummarize(t *testing.T) {
 			reconciling: true, msg: `waiting for the apps to become healthy: Greeting "a/hi": waits for its CRD; Subscription "a/etcd": UpgradePending`},
 		{name: "waiting for approval is not progress", states: []objectState{approval}, ready: metav1.ConditionFalse,
 			reason: olmsyncv1alpha1.WaitingForApprovalReason, msg: `waiting for a manual approval: Subscription "a/etcd": RequiresApproval: install-x`},
+		{name: "a prune refused", conditions: []metav1.Condition{
+			*conditions.TrueCondition(olmsyncv1alpha1.PruneFailedCondition, olmsyncv1alpha1.PruneRefusedReason, "would delete all 3 objects"),
+		}, ready: metav1.ConditionFalse, reason: olmsyncv1alpha1.PruneRefusedReason, reconciling: true, msg: "would delete all 3 objects"},
+		{name: "a branch that moved backwards is said", change: &olmsyncv1alpha1.RevisionChange{From: "main@sha1:def", To: "main@sha1:abc", Relation: olmsyncv1alpha1.RevisionBackward},
+			ready: metav1.ConditionTrue, reason: olmsyncv1alpha1.ReconciliationSucceededReason,
+			msg: "Applied revision: main@sha1:abc; non-fast-forward: main@sha1:abc is an ancestor of the revision applied before, main@sha1:def (the branch moved backwards)"},
+		{name: "an unrelated history is said", change: &olmsyncv1alpha1.RevisionChange{From: "main@sha1:def", To: "main@sha1:abc", Relation: olmsyncv1alpha1.RevisionUnrelated},
+			ready: metav1.ConditionTrue, reason: olmsyncv1alpha1.ReconciliationSucceededReason,
+			msg: "Applied revision: main@sha1:abc; non-fast-forward: main@sha1:abc shares no history with the revision applied before, main@sha1:def"},
+		{name: "a fast-forward is not", change: &olmsyncv1alpha1.RevisionChange{From: "main@sha1:def", To: "main@sha1:abc", Relation: olmsyncv1alpha1.RevisionFastForward},
+			ready: metav1.ConditionTrue, reason: olmsyncv1alpha1.ReconciliationSucceededReason, exact: true, msg: "Applied revision: main@sha1:abc"},
+		{name: "nor an earlier change", change: &olmsyncv1alpha1.RevisionChange{From: "main@sha1:def", To: "main@sha1:123", Relation: olmsyncv1alpha1.RevisionBackward},
+			ready: metav1.ConditionTrue, reason: olmsyncv1alpha1.ReconciliationSucceededReason, exact: true, msg: "Applied revision: main@sha1:abc"},
 		{name: "stalled", conditions: []metav1.Condition{
 			*conditions.TrueCondition(olmsyncv1alpha1.StalledCondition, olmsyncv1alpha1.InvalidSpecReason, "bad ref"),
 		}, ready: metav1.ConditionFalse, reason: olmsyncv1alpha1.InvalidSpecReason, msg: "bad ref"},
@@ -104,9 +120,10 @@ func TestSummarize(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			obj := syncOf("", tt.mode)
 			obj.Status.Conditions = tt.conditions
+			obj.Status.LastRevisionChange = tt.change
 			summarize(obj, summarizeHealth(tt.states), "main@sha1:abc")
 			ready := conditions.Get(obj, olmsyncv1alpha1.ReadyCondition)
-			if ready == nil || ready.Status != tt.ready || ready.Reason != tt.reason || !strings.Contains(ready.Message, tt.msg) {
+			if ready == nil || ready.Status != tt.ready || ready.Reason != tt.reason || !strings.Contains(ready.Message, tt.msg) || (tt.exact && ready.Message != tt.msg) {
 				t.Errorf("Ready = %+v, want %s %s containing %q", ready, tt.ready, tt.reason, tt.msg)
 			}
 			if got := conditions.IsTrue(obj, olmsyncv1alpha1.ReconcilingCondition); got != tt.reconciling {

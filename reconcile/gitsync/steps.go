@@ -2,7 +2,6 @@ package gitsync
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -12,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/reconcile/apply"
@@ -87,25 +85,30 @@ func (r *Reconciler) apply(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pa
 		p.applied = p.last.applied
 		return nil
 	}
-	if p.tree.Revision != obj.Status.LastAppliedRevision {
-		// A new revision: say so before the slow part.
-		conditions.MarkReconciling(obj, olmsyncv1alpha1.ProgressingReason, "applying revision %s", p.tree.Revision)
-		if err := p.patcher.Patch(ctx, obj, ownedConditions); err != nil {
-			return fmt.Errorf("patch status: %w", err)
-		}
+	objs := p.build.Objects()
+	newRevision := p.tree.Revision != obj.Status.LastAppliedRevision
+	if err := r.recordPending(ctx, obj, p, objs, newRevision); err != nil {
+		return err
 	}
-	res, err := r.applier(obj, c).Apply(ctx, p.build.Objects())
+	res, err := r.applier(obj, c).Apply(ctx, objs)
 	if err != nil {
 		return err
+	}
+	if r.afterApply != nil {
+		r.afterApply(obj, p.tree.Revision) // a test's crash point: applied, status not yet written
 	}
 	p.applied, p.appliedNow = res, true
 	r.Metrics.RecordApplied(obj, string(apply.Created), len(res.With(apply.Created)))
 	r.Metrics.RecordApplied(obj, string(apply.Configured), len(res.With(apply.Configured)))
+	logApply(ctx, p.tree.Revision, res)
 	if failed := res.With(apply.Failed); len(failed) > 0 {
 		conditions.MarkTrue(obj, olmsyncv1alpha1.ApplyFailedCondition, olmsyncv1alpha1.ApplyFailedReason, "%s", applyMessage(failed))
 		p.failed = true
 	} else {
 		conditions.Delete(obj, olmsyncv1alpha1.ApplyFailedCondition)
+		if newRevision {
+			r.revisionChanged(ctx, obj, p)
+		}
 		obj.Status.LastAppliedRevision = p.tree.Revision
 	}
 	r.memory.set(key(obj), &lastApply{uid: obj.UID, generation: obj.Generation, requestedAt: requestedAt(obj),
@@ -127,65 +130,8 @@ func applyMessage(failed []apply.ObjectResult) string {
 }
 
 func (r *Reconciler) applier(obj *olmsyncv1alpha1.Sync, c client.Client) *apply.Applier {
-	return &apply.Applier{Client: c, Owner: key(obj), CRDTimeout: r.Options.CRDTimeout}
-}
-
-// prune deletes what the Sync applied before and no longer renders (step 4), and writes
-// the next inventory. Nothing is deleted after a fetch that failed (the build is of the
-// last good revision) or an apply that failed: those stale entries stay in the inventory
-// for a later reconcile. With spec.prune off, they are let go.
-func (r *Reconciler) prune(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pass) error {
-	if !p.appliedNow {
-		return nil // the inventory is what the last apply left
-	}
-	desired := p.build.Desired(p.fetchErr)
-	next := inventory.Next(p.previous, desired, p.applied.Applied())
-	defer func() { obj.Status.Inventory = next.ToStatus() }()
-	stale, err := p.previous.Stale(desired)
-	var blocked *inventory.PruneBlockedError
-	switch {
-	case errors.As(err, &blocked):
-		log.FromContext(ctx).Info(blocked.Error())
-		return nil
-	case err != nil:
-		return err
-	case !obj.Spec.Prune || len(stale) == 0:
-		return nil
-	case conditions.IsTrue(obj, olmsyncv1alpha1.ApplyFailedCondition):
-		for _, e := range stale {
-			next.Add(e)
-		}
-		return nil
-	}
-	results, err := r.applier(obj, p.client).Prune(ctx, stale)
-	deleted := 0
-	handled := map[string]bool{}
-	for _, res := range results {
-		handled[res.Entry.ID()] = true
-		switch res.Action {
-		case apply.Deleted:
-			deleted++
-		case apply.PruneFailed:
-			next.Add(res.Entry) // still ours: the next reconcile tries again
-		}
-	}
-	for _, e := range stale {
-		if !handled[e.ID()] {
-			next.Add(e) // not reached (the context ended)
-		}
-	}
-	r.Metrics.RecordPruned(obj, deleted)
-	var pruneErr *apply.PruneError
-	switch {
-	case errors.As(err, &pruneErr):
-		conditions.MarkTrue(obj, olmsyncv1alpha1.PruneFailedCondition, olmsyncv1alpha1.PruneFailedReason, "%s", err)
-		p.failed = true
-		return nil
-	case err != nil:
-		return err
-	}
-	conditions.Delete(obj, olmsyncv1alpha1.PruneFailedCondition)
-	return nil
+	return &apply.Applier{Client: c, Owner: key(obj), CRDTimeout: r.Options.CRDTimeout,
+		DeleteInstalledCSVs: obj.PruneOperators() == olmsyncv1alpha1.PruneOperatorsDelete}
 }
 
 // checkHealth reads the health of every applied object (step 5) and writes status.apps.

@@ -24,7 +24,8 @@ import (
 )
 
 // TestWebhookTriggersReconcile: a Sync polled only every hour applies a new commit as soon
-// as its git server calls the webhook — GitHub's signed push, then GitLab's token — while
+// as its git server calls the webhook — GitHub's signed push, then GitLab's token, each with
+// its key of the webhook Secret — while
 // a request with a wrong signature or a wrong token is refused with 401 and asks for
 // nothing: the Sync is not annotated, and the repository is not fetched.
 func TestWebhookTriggersReconcile(t *testing.T) {
@@ -35,10 +36,11 @@ func TestWebhookTriggersReconcile(t *testing.T) {
 	srv := gittest.Serve(t, up, gittest.ServerOptions{})
 	syncNS := "olmsync-webhook"
 	createNamespace(t, env, syncNS)
-	const token = "webhook-shared-secret-0f3a9c"
+	const token, gitlabToken = "webhook-shared-secret-0f3a9c", "gitlab-token-5d2e81"
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: syncNS, Name: ns + "-hook"},
-		Data:       map[string][]byte{olmsyncv1alpha1.WebhookTokenKey: []byte(token)},
+		Data: map[string][]byte{olmsyncv1alpha1.WebhookGitHubTokenKey: []byte(token),
+			olmsyncv1alpha1.WebhookGitLabTokenKey: []byte(gitlabToken)},
 	}
 	if err := env.Client.Create(context.Background(), secret); err != nil {
 		t.Fatal(err)
@@ -64,7 +66,8 @@ func TestWebhookTriggersReconcile(t *testing.T) {
 	srv.TakeRequests()
 	for name, headers := range map[string]map[string]string{
 		"github signature under another key": {receiver.GitHubSignatureHeader: sign([]byte("guess"), payload), "X-GitHub-Event": "push"},
-		"gitlab wrong token":                 {receiver.GitLabTokenHeader: token + "x", "X-Gitlab-Event": "Push Hook"},
+		"gitlab wrong token":                 {receiver.GitLabTokenHeader: gitlabToken + "x", "X-Gitlab-Event": "Push Hook"},
+		"gitlab with the github key":         {receiver.GitLabTokenHeader: token, "X-Gitlab-Event": "Push Hook"},
 	} {
 		if code := post(t, hook, headers, payload); code != http.StatusUnauthorized {
 			t.Errorf("%s: status %d, want 401", name, code)
@@ -104,7 +107,10 @@ func TestWebhookTriggersReconcile(t *testing.T) {
 	pushed = up.Push(t, map[string]string{
 		"team/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  level: warn\n",
 	}, "warn")
-	code = post(t, hook, map[string]string{receiver.GitLabTokenHeader: token, "X-Gitlab-Event": "Push Hook"}, payload)
+	// GitLab's push event of the new commit (a delivery of its own: the same body again
+	// would be a replay, answered 200 and asking for nothing).
+	gitlabPayload := []byte(fmt.Sprintf(`{"object_kind":"push","ref":"refs/heads/main","after":%q}`, pushed))
+	code = post(t, hook, map[string]string{receiver.GitLabTokenHeader: gitlabToken, "X-Gitlab-Event": "Push Hook"}, gitlabPayload)
 	if code/100 != 2 {
 		t.Fatalf("GitLab push with the token: status %d, want 2xx", code)
 	}

@@ -159,8 +159,10 @@ func (inv *Inventory) Entries() []Entry {
 // Stale are the entries of inv, the inventory before, whose objects the desired state no
 // longer holds: what prune may delete. It refuses, with a *PruneBlockedError and no
 // entries, when desired cannot be trusted to be complete (see DesiredOf), so a failed
-// fetch or render can never turn into deletions.
-func (inv *Inventory) Stale(desired *Desired) ([]Entry, error) {
+// fetch or render can never turn into deletions. When the guard refuses the prune (the
+// whole inventory, or more than its bound), it returns the entries with a
+// *PruneRefusedError: none of them may be deleted, and the caller says which they are.
+func (inv *Inventory) Stale(desired *Desired, guard Guard) ([]Entry, error) {
 	if desired == nil {
 		return nil, &PruneBlockedError{Reasons: []string{"nothing was rendered"}}
 	}
@@ -173,7 +175,7 @@ func (inv *Inventory) Stale(desired *Desired) ([]Entry, error) {
 			out = append(out, e)
 		}
 	}
-	return out, nil
+	return out, guard.Check(len(out), inv.Len())
 }
 
 // Next is the inventory after a reconcile: every desired object that this reconcile

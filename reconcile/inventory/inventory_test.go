@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/render"
@@ -134,8 +136,11 @@ func TestStale(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		desired     *Desired
+		guard       Guard
 		want        []Entry
 		wantBlocked string
+		// wantRefused: the guard refuses, and want are the entries it names.
+		wantRefused string
 	}{{
 		name:    "what is no longer rendered is stale",
 		desired: DesiredOf(nil, []*render.AppResult{app("ops", nsEntry, ogEntry)}, nil),
@@ -148,9 +153,61 @@ func TestStale(t *testing.T) {
 		desired: DesiredOf(nil, []*render.AppResult{app("ops", nsEntry, cmEntry, subEntry,
 			Entry{Namespace: "operators", Name: "og", Group: "operators.coreos.com", Kind: "OperatorGroup", Version: "v1alpha2"})}, nil),
 	}, {
-		name:    "an emptied repository makes everything stale",
+		// A revision whose apps render nothing would delete everything the Sync
+		// applied: refused, as Argo CD refuses an empty sync, unless allowed.
+		name:        "an emptied repository is refused",
+		desired:     DesiredOf(nil, []*render.AppResult{app("ops")}, nil),
+		want:        []Entry{nsEntry, subEntry, ogEntry, cmEntry},
+		wantRefused: "the revision would delete all 4 objects of the Sync; set spec.pruneOptions.allowEmpty to allow it",
+	}, {
+		name:    "an emptied repository makes everything stale with allowEmpty",
 		desired: DesiredOf(nil, nil, nil),
+		guard:   Guard{AllowEmpty: true},
 		want:    []Entry{nsEntry, subEntry, ogEntry, cmEntry},
+	}, {
+		name:        "a revision keeping none of the objects is refused too",
+		desired:     DesiredOf(nil, []*render.AppResult{app("ops", roleEntry)}, nil),
+		want:        []Entry{nsEntry, subEntry, ogEntry, cmEntry},
+		wantRefused: "would delete all 4 objects",
+	}, {
+		name:        "more deletions than a count allows are refused",
+		desired:     DesiredOf(nil, []*render.AppResult{app("ops", nsEntry)}, nil),
+		guard:       Guard{MaxDeletions: ptr.To(intstr.FromInt32(2))},
+		want:        []Entry{subEntry, ogEntry, cmEntry},
+		wantRefused: "would delete 3 of 4 objects, more than spec.pruneOptions.maxDeletions 2 allows (2)",
+	}, {
+		name:    "as many deletions as a count allows go",
+		desired: DesiredOf(nil, []*render.AppResult{app("ops", nsEntry, ogEntry)}, nil),
+		guard:   Guard{MaxDeletions: ptr.To(intstr.FromInt32(2))},
+		want:    []Entry{subEntry, cmEntry},
+	}, {
+		name:        "more deletions than a percentage allows are refused",
+		desired:     DesiredOf(nil, []*render.AppResult{app("ops", nsEntry, ogEntry)}, nil),
+		guard:       Guard{MaxDeletions: ptr.To(intstr.FromString("49%"))},
+		want:        []Entry{subEntry, cmEntry},
+		wantRefused: "would delete 2 of 4 objects, more than spec.pruneOptions.maxDeletions 49% allows (1)",
+	}, {
+		name:    "a percentage that allows them",
+		desired: DesiredOf(nil, []*render.AppResult{app("ops", nsEntry, ogEntry)}, nil),
+		guard:   Guard{MaxDeletions: ptr.To(intstr.FromString("50%"))},
+		want:    []Entry{subEntry, cmEntry},
+	}, {
+		name:        "allowEmpty does not lift maxDeletions",
+		desired:     DesiredOf(nil, nil, nil),
+		guard:       Guard{AllowEmpty: true, MaxDeletions: ptr.To(intstr.FromString("50%"))},
+		want:        []Entry{nsEntry, subEntry, ogEntry, cmEntry},
+		wantRefused: "would delete 4 of 4 objects, more than spec.pruneOptions.maxDeletions 50% allows (2)",
+	}, {
+		name:    "allowEmpty with a maxDeletions of 100%",
+		desired: DesiredOf(nil, nil, nil),
+		guard:   Guard{AllowEmpty: true, MaxDeletions: ptr.To(intstr.FromString("100%"))},
+		want:    []Entry{nsEntry, subEntry, ogEntry, cmEntry},
+	}, {
+		name:        "maxDeletions 0 refuses any deletion",
+		desired:     DesiredOf(nil, []*render.AppResult{app("ops", nsEntry, ogEntry, subEntry)}, nil),
+		guard:       Guard{MaxDeletions: ptr.To(intstr.FromInt32(0))},
+		want:        []Entry{cmEntry},
+		wantRefused: "would delete 1 of 4 objects",
 	}, {
 		name:        "a failed fetch prunes nothing",
 		desired:     DesiredOf(errors.New("unreachable"), []*render.AppResult{app("ops", nsEntry)}, nil),
@@ -175,7 +232,17 @@ func TestStale(t *testing.T) {
 		wantBlocked: "nothing was rendered",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := previous.Stale(tc.desired)
+			got, err := previous.Stale(tc.desired, tc.guard)
+			if tc.wantRefused != "" {
+				var refused *PruneRefusedError
+				if !errors.As(err, &refused) || !strings.Contains(err.Error(), tc.wantRefused) {
+					t.Fatalf("Stale() error = %v, want a *PruneRefusedError containing %q", err, tc.wantRefused)
+				}
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("Stale() entries beside the refusal (-want +got):\n%s", diff)
+				}
+				return
+			}
 			if tc.wantBlocked != "" {
 				var blocked *PruneBlockedError
 				if !errors.As(err, &blocked) || !strings.Contains(err.Error(), tc.wantBlocked) {

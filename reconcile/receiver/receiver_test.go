@@ -22,6 +22,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
@@ -34,6 +36,9 @@ const token = "s3cr3t-webhook-token"
 
 // A push event as GitHub sends it (shortened).
 var pushPayload = []byte(`{"ref":"refs/heads/main","after":"9fceb02d0ae598e95dc970b74767f19372d61af8","repository":{"full_name":"platform/clusters"}}`)
+
+// A push event as GitLab sends it (shortened).
+var gitlabPayload = []byte(`{"object_kind":"push","ref":"refs/heads/main","after":"da1560886d4f094c3e6c9ef40349f7d38b5d27d7"}`)
 
 func githubSignature(key, body []byte) string {
 	mac := hmac.New(sha256.New, key)
@@ -139,12 +144,59 @@ func mustCreate(t *testing.T, env *testenv.Env, obj client.Object) {
 // server is the receiver on loopback, with a trigger that records what it was asked.
 type server struct {
 	*httptest.Server
+	handler   *Handler
 	mu        sync.Mutex
 	triggered []types.NamespacedName
 	logs      strings.Builder
 }
 
 func newServer(t *testing.T, env *testenv.Env, trigger Trigger) *server {
+	return newServerWith(t, env, trigger, Options{RatePerMinute: -1})
+}
+
+// cachedReader is a cache of the control plane as the manager's: Secrets transformed,
+// Syncs indexed by their webhook path. requests, when not nil, counts what it asks of the
+// API server.
+func cachedReader(t *testing.T, env *testenv.Env, requests *atomic.Int64) client.Reader {
+	t.Helper()
+	cfg := rest.CopyConfig(env.Config)
+	if requests != nil {
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				requests.Add(1)
+				return rt.RoundTrip(r)
+			})
+		})
+	}
+	c, err := cache.New(cfg, cache.Options{Scheme: env.Scheme, ByObject: map[client.Object]cache.ByObject{
+		&corev1.Secret{}: {Transform: SecretCacheTransform},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := c.IndexField(ctx, &olmsyncv1alpha1.Sync{}, WebhookPathIndex, IndexWebhookPath); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = c.Start(ctx) }()
+	// The informers the receiver reads, started and synced before the first request.
+	for _, obj := range []client.Object{&olmsyncv1alpha1.Sync{}, &corev1.Secret{}} {
+		if _, err := c.GetInformer(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !c.WaitForCacheSync(ctx) {
+		t.Fatal("the cache did not sync")
+	}
+	return c
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func newServerWith(t *testing.T, env *testenv.Env, trigger Trigger, opts Options) *server {
 	s := &server{}
 	record := func(ctx context.Context, key types.NamespacedName) error {
 		s.mu.Lock()
@@ -161,7 +213,8 @@ func newServer(t *testing.T, env *testenv.Env, trigger Trigger) *server {
 		s.logs.WriteString(args + "\n")
 	}, funcr.Options{})
 	mux := http.NewServeMux()
-	mux.Handle(PathPrefix, &Handler{Reader: env.Client, Trigger: record, Log: log})
+	s.handler = &Handler{Reader: cachedReader(t, env, nil), Trigger: record, Log: log, Options: opts}
+	mux.Handle(PathPrefix, s.handler)
 	s.Server = httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	return s
@@ -201,7 +254,7 @@ func TestHandler(t *testing.T) {
 		triggers bool
 	}{
 		{"github push", hook + "platform", map[string]string{GitHubSignatureHeader: good, "X-GitHub-Event": "push"}, pushPayload, http.StatusAccepted, true},
-		{"gitlab push", hook + "platform", map[string]string{GitLabTokenHeader: token, "X-Gitlab-Event": "Push Hook"}, pushPayload, http.StatusAccepted, true},
+		{"gitlab push", hook + "platform", map[string]string{GitLabTokenHeader: token, "X-Gitlab-Event": "Push Hook"}, gitlabPayload, http.StatusAccepted, true},
 		{"bad github signature", hook + "platform", map[string]string{GitHubSignatureHeader: githubSignature([]byte("guess"), pushPayload)}, pushPayload, http.StatusUnauthorized, false},
 		{"signature of another payload", hook + "platform", map[string]string{GitHubSignatureHeader: good}, []byte(`{"ref":"refs/heads/evil"}`), http.StatusUnauthorized, false},
 		{"bad gitlab token", hook + "platform", map[string]string{GitLabTokenHeader: "guess"}, pushPayload, http.StatusUnauthorized, false},

@@ -66,6 +66,15 @@ const (
 	WaitingForCRDReason = "WaitingForCRD"
 	// PruneFailedReason: an object could not be deleted.
 	PruneFailedReason = meta.PruneFailedReason
+	// PruneRefusedReason: the revision would delete every object of the Sync, or more
+	// than spec.pruneOptions.maxDeletions, and the Sync does not allow it; nothing was
+	// deleted.
+	PruneRefusedReason = "PruneRefused"
+	// PrunedReason: the Event of a prune that deleted objects.
+	PrunedReason = "Pruned"
+	// NonFastForwardReason: the Event of a revision that is not a descendant of the one
+	// applied before it (status.lastRevisionChange says which way it moved).
+	NonFastForwardReason = "NonFastForward"
 	// HealthCheckFailedReason: an object is Degraded or Missing.
 	HealthCheckFailedReason = meta.HealthCheckFailedReason
 	// WaitingForApprovalReason: an InstallPlan waits for a Manual approval.
@@ -92,6 +101,14 @@ const (
 	// FieldManager is the server-side apply field manager of everything olmsync applies.
 	FieldManager = "olmsync"
 
-	// WebhookTokenKey is the key of the webhook Secret that holds the shared secret.
+	// WebhookGitHubTokenKey and WebhookGitLabTokenKey are the keys of the webhook Secret
+	// holding each provider's secret: GitHub's HMAC key, GitLab's token. One key per
+	// provider, so that a GitLab token (sent as it is in every request, readable by
+	// whoever sees the request) is never also the key of GitHub's signatures.
+	WebhookGitHubTokenKey = "github-token"
+	WebhookGitLabTokenKey = "gitlab-token"
+	// WebhookTokenKey is the key every provider's secret was read from before there was
+	// a key per provider. It is still read, for a provider whose own key is missing,
+	// with a deprecation warning in the log.
 	WebhookTokenKey = "token"
 )

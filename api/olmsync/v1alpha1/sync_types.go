@@ -4,6 +4,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // SyncKind is the kind of a Sync.
@@ -42,8 +43,15 @@ type SyncSpec struct {
 
 	// Prune deletes the objects this Sync applied before and no longer renders. Only
 	// objects in the Sync's inventory are ever deleted, and never after a fetch or a
-	// render that failed.
+	// render that failed. It stays a boolean, as Flux's Kustomization has it, so that
+	// every Sync written so far keeps working; PruneOptions bound what it may do.
 	Prune bool `json:"prune"`
+
+	// PruneOptions bound prune: how many objects one revision may delete, whether it
+	// may delete every one, and what pruning a Subscription takes with it.
+	// +kubebuilder:default={}
+	// +optional
+	PruneOptions PruneOptions `json:"pruneOptions,omitzero"`
 
 	// Interval is how often the applied objects are compared with the repository and
 	// drift is corrected, even when the revision has not changed.
@@ -72,7 +80,11 @@ type SyncSpec struct {
 type GitSource struct {
 	// URL is the repository: https://, http://, ssh://, or scp-like user@host:path.
 	// file:// URLs are accepted only when olmsync runs with local sources enabled.
+	// Credentials never go in it (it is shown by `kubectl get syncs`): a password, or
+	// any userinfo of an http(s) URL, is refused; put them in the Secret SecretRef names.
+	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:Pattern="^((https?|ssh|file)://.+|[^@/:\\s]+@[^:/\\s]+:.+)$"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#@]*:[^/?#]*@') && !self.matches('(?i)^https?://[^/?#]*@')",message="spec.source.url must not carry credentials: put them in a Secret named by spec.source.secretRef"
 	URL string `json:"url"`
 
 	// Ref is the branch, tag, semver range or commit to follow; the remote's default
@@ -123,6 +135,46 @@ type GitRef struct {
 	Commit string `json:"commit,omitempty"`
 }
 
+// PruneOptions bound what one prune may delete.
+type PruneOptions struct {
+	// AllowEmpty lets a revision delete every object the Sync applied (a revision that
+	// renders none of them, e.g. nothing at all). Without it such a prune is refused
+	// (PruneFailed, reason PruneRefused), as Argo CD refuses an empty sync unless
+	// allowEmpty is set: an emptied revision is far more often a mistake than a wish.
+	// Deleting the Sync still prunes everything.
+	// +optional
+	AllowEmpty bool `json:"allowEmpty,omitempty"`
+
+	// MaxDeletions bounds how many objects one revision may delete: a count ("25"), or
+	// a percentage of the objects the Sync applied ("30%"). A prune that would delete
+	// more is refused, deleting nothing (PruneFailed, reason PruneRefused). Unset: no
+	// bound but AllowEmpty's.
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^[0-9]+%$') && int(self.replace('%', '')) <= 100",message="maxDeletions is a count (0 or more) or a percentage (0% to 100%)"
+	MaxDeletions *intstr.IntOrString `json:"maxDeletions,omitempty"`
+
+	// Operators says what pruning a Subscription does with the operator it installed:
+	// Delete (the default) deletes the Subscription's installed CSV as well, and with it
+	// what OLM removes with a CSV, so that `git revert` of the commit that removed the
+	// Subscription brings the operator back; Keep leaves the CSV running, as OLM does
+	// when a Subscription is deleted.
+	// +kubebuilder:default=Delete
+	// +optional
+	Operators PruneOperatorsPolicy `json:"operators,omitempty"`
+}
+
+// PruneOperatorsPolicy is what pruning a Subscription does with its operator.
+// +kubebuilder:validation:Enum=Delete;Keep
+type PruneOperatorsPolicy string
+
+const (
+	// PruneOperatorsDelete deletes the installed CSV of a pruned Subscription.
+	PruneOperatorsDelete PruneOperatorsPolicy = "Delete"
+	// PruneOperatorsKeep leaves the installed CSV of a pruned Subscription in place.
+	PruneOperatorsKeep PruneOperatorsPolicy = "Keep"
+)
+
 // PolicyMode is how the placement rules gate what is applied.
 // +kubebuilder:validation:Enum=enforce;audit
 type PolicyMode string
@@ -158,8 +210,10 @@ type RuleFolder string
 
 // WebhookSpec configures the webhook receiver of a Sync.
 type WebhookSpec struct {
-	// SecretRef names a Secret in the Sync's namespace whose key "token" holds the shared
-	// secret: the HMAC key of GitHub's X-Hub-Signature-256, or GitLab's X-Gitlab-Token.
+	// SecretRef names a Secret in the Sync's namespace holding one key per provider:
+	// "github-token", the HMAC key of GitHub's X-Hub-Signature-256, and "gitlab-token",
+	// GitLab's X-Gitlab-Token. The key "token" of earlier versions is still read for a
+	// provider without its own key (deprecated).
 	SecretRef LocalObjectReference `json:"secretRef"`
 }
 
@@ -196,9 +250,22 @@ type SyncStatus struct {
 	// +optional
 	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
 
-	// Inventory is every object this Sync applied; prune deletes only from it.
+	// Inventory is every object this Sync applied, or began to apply: the objects of a
+	// revision are added before its apply starts, so that an apply cut short leaves
+	// nothing prune cannot see. Prune deletes only from it.
 	// +optional
 	Inventory *ResourceInventory `json:"inventory,omitempty"`
+
+	// LastPrune is what the last prune that had objects to delete did: how many were
+	// deleted, kept, failed, or refused by spec.pruneOptions.
+	// +optional
+	LastPrune *PruneSummary `json:"lastPrune,omitempty"`
+
+	// LastRevisionChange says how the revision last applied relates to the one applied
+	// before it: a fast-forward, or a branch that moved backwards or to an unrelated
+	// history (a force-push), which deletes what the newer commits had added.
+	// +optional
+	LastRevisionChange *RevisionChange `json:"lastRevisionChange,omitempty"`
 
 	// Apps is the sync status and health of each app.
 	// +optional
@@ -222,6 +289,56 @@ const (
 	MaxViolations   = 100
 	MaxAppResources = 50
 )
+
+// PruneSummary is what one prune did.
+type PruneSummary struct {
+	// Revision is the revision whose apply the prune followed.
+	Revision string `json:"revision"`
+	// Stale is how many objects of the inventory the revision no longer renders.
+	Stale int `json:"stale"`
+	// Deleted, Gone (already deleted by someone else), Kept (opted out, or no longer
+	// labelled as this Sync's), Failed (the API server refused) and Refused
+	// (spec.pruneOptions refused the whole prune) count the stale objects by outcome.
+	// +optional
+	Deleted int `json:"deleted,omitempty"`
+	// +optional
+	Gone int `json:"gone,omitempty"`
+	// +optional
+	Kept int `json:"kept,omitempty"`
+	// +optional
+	Failed int `json:"failed,omitempty"`
+	// +optional
+	Refused int `json:"refused,omitempty"`
+	// Message says why a prune was refused or failed.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// RevisionRelation is how a revision relates to the one applied before it.
+// +kubebuilder:validation:Enum=FastForward;Backward;Unrelated;Unknown
+type RevisionRelation string
+
+const (
+	// RevisionFastForward: the new revision descends from the last applied one.
+	RevisionFastForward RevisionRelation = "FastForward"
+	// RevisionBackward: the new revision is an ancestor of the last applied one; the
+	// branch was reset (or force-pushed) to an older commit.
+	RevisionBackward RevisionRelation = "Backward"
+	// RevisionUnrelated: neither descends from the other (a force-push of another history).
+	RevisionUnrelated RevisionRelation = "Unrelated"
+	// RevisionUnknown: the history between them is not in the cache (branches are fetched
+	// shallow), so which it is cannot be told.
+	RevisionUnknown RevisionRelation = "Unknown"
+)
+
+// RevisionChange is one change of the applied revision.
+type RevisionChange struct {
+	// From is the revision applied before; To the one applied now.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Relation is how To relates to From.
+	Relation RevisionRelation `json:"relation"`
+}
 
 // ResourceInventory lists the objects a Sync applied.
 type ResourceInventory struct {
@@ -401,6 +518,14 @@ func (in *Sync) FetchTimeout() time.Duration {
 		return t.Duration
 	}
 	return DefaultFetchTimeout
+}
+
+// PruneOperators is spec.pruneOptions.operators, Delete when unset.
+func (in *Sync) PruneOperators() PruneOperatorsPolicy {
+	if in.Spec.PruneOptions.Operators == PruneOperatorsKeep {
+		return PruneOperatorsKeep
+	}
+	return PruneOperatorsDelete
 }
 
 // PolicyMode is spec.policy.mode, enforce when unset.

@@ -141,3 +141,24 @@ func PropertiesAnnotationValue(props []catalog.Property) (string, error) {
 	}
 	return string(data), nil
 }
+
+// PackageOfCSV is the package a CSV was installed from, as its properties annotation
+// records it (OLM's and olmsync's InstallPlans write it); false when it records none.
+func PackageOfCSV(csv *v1alpha1.ClusterServiceVersion) (string, bool) {
+	anno, ok := csv.Annotations[PropertiesAnnotation]
+	if !ok {
+		return "", false
+	}
+	var doc struct {
+		Properties []catalog.Property `json:"properties"`
+	}
+	if json.Unmarshal([]byte(anno), &doc) != nil {
+		return "", false
+	}
+	bp, _ := catalog.ParseProperties(doc.Properties)
+	pp, ok := bp.Package()
+	if !ok || pp.PackageName == "" {
+		return "", false
+	}
+	return pp.PackageName, true
+}

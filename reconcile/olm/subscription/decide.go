@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/olm/groups"
 	"github.com/olmsync/olmsync/reconcile/olm/installplan"
 	"github.com/olmsync/olmsync/reconcile/olm/resolve"
 )
@@ -61,6 +62,47 @@ func SyncInstalledCSV(sub *v1alpha1.Subscription, csvExists, planComplete bool, 
 	}
 	st.InstalledCSV, st.State, st.LastUpdated = installed, state, now
 	return true
+}
+
+// AdoptInstalledCSV makes a Subscription that has installed nothing yet take as its own the
+// CSV of its package that is already in the namespace and that no other Subscription
+// refers to: the operator a deleted Subscription left behind (OLM keeps a CSV when its
+// Subscription is deleted), found again when the Subscription comes back, as `git revert`
+// of its removal brings it back. It reports the CSV adopted, or "".
+//
+// A difference from OLM, on purpose: OLM's resolver fails such a Subscription with
+// "clusterserviceversion <name> exists and is not referenced by a subscription", so that
+// the operator can only be brought back by deleting the CSV first. Only a CSV whose
+// properties say it is of the Subscription's package is adopted, never a copied one or
+// one being deleted; resolution then upgrades from it along the channel as from any
+// installed CSV.
+func AdoptInstalledCSV(sub *v1alpha1.Subscription, subs []v1alpha1.Subscription, csvs []v1alpha1.ClusterServiceVersion, now metav1.Time) string {
+	st := &sub.Status
+	if st.InstalledCSV != "" || st.CurrentCSV != "" || st.InstallPlanRef != nil || sub.Spec.Package == "" {
+		return ""
+	}
+	referenced := map[string]bool{}
+	for i := range subs {
+		if subs[i].Name != sub.Name {
+			referenced[subs[i].Status.InstalledCSV] = true
+			referenced[subs[i].Status.CurrentCSV] = true
+		}
+	}
+	var found []*v1alpha1.ClusterServiceVersion
+	for i := range csvs {
+		c := &csvs[i]
+		if referenced[c.Name] || groups.IsCopied(c) || !c.DeletionTimestamp.IsZero() || c.Status.Phase == v1alpha1.CSVPhaseReplacing {
+			continue
+		}
+		if pkg, ok := resolve.PackageOfCSV(c); ok && pkg == sub.Spec.Package {
+			found = append(found, c)
+		}
+	}
+	if len(found) != 1 {
+		return "" // none, or a replacement under way: let resolution decide
+	}
+	st.CurrentCSV, st.InstalledCSV, st.State, st.LastUpdated = found[0].Name, found[0].Name, v1alpha1.SubscriptionStateAtLatest, now
+	return found[0].Name
 }
 
 // AdoptGeneratedPlan points a Subscription that an InstallPlan generated (its

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/reconcile/olm/resolve"
@@ -186,5 +187,56 @@ func TestPlanCreated(t *testing.T) {
 	subscription.PlanCreated(adopt, nil, "a.v1.0.0", t1)
 	if adopt.Status.CurrentCSV != "a.v1.0.0" || adopt.Status.InstallPlanRef != nil || adopt.Status.State != "" {
 		t.Errorf("adopting an installed CSV: %+v", adopt.Status)
+	}
+}
+
+// A Subscription that has installed nothing takes the one CSV of its package that nobody
+// else refers to (a difference from OLM, docs/olm.md), and nothing else.
+func TestAdoptInstalledCSV(t *testing.T) {
+	copied := installedCSV("etcd", "etcd.v0.9.2")
+	copied.Labels = map[string]string{v1alpha1.CopiedLabelKey: "operators"}
+	deleting := installedCSV("etcd", "etcd.v0.9.2")
+	deleting.DeletionTimestamp = &t0
+	unlabelled := installedCSV("etcd", "etcd.v0.9.2")
+	unlabelled.Annotations = nil
+	for _, tc := range []struct {
+		name   string
+		sub    *v1alpha1.Subscription
+		others []*v1alpha1.Subscription
+		csvs   []v1alpha1.ClusterServiceVersion
+		want   string
+	}{
+		{"the operator a deleted Subscription left", sub("etcd", "etcd"), nil, []v1alpha1.ClusterServiceVersion{installedCSV("etcd", "etcd.v0.9.2")}, "etcd.v0.9.2"},
+		{"another package's CSV", sub("etcd", "etcd"), nil, []v1alpha1.ClusterServiceVersion{installedCSV("prometheus", "prometheus.v0.47.0")}, ""},
+		{"referenced by another Subscription", sub("etcd-again", "etcd"), []*v1alpha1.Subscription{sub("etcd", "etcd", installed("etcd.v0.9.2"))},
+			[]v1alpha1.ClusterServiceVersion{installedCSV("etcd", "etcd.v0.9.2")}, ""},
+		{"on its way for another Subscription", sub("etcd-again", "etcd"), []*v1alpha1.Subscription{sub("etcd", "etcd", pending("etcd.v0.9.2", "install-1"))},
+			[]v1alpha1.ClusterServiceVersion{installedCSV("etcd", "etcd.v0.9.2")}, ""},
+		{"a Subscription that installed something already", sub("etcd", "etcd", installed("etcd.v0.9.0")), nil, []v1alpha1.ClusterServiceVersion{installedCSV("etcd", "etcd.v0.9.2")}, ""},
+		{"a Subscription waiting on its plan", sub("etcd", "etcd", pending("etcd.v0.9.2", "install-1")), nil, []v1alpha1.ClusterServiceVersion{installedCSV("etcd", "etcd.v0.9.2")}, ""},
+		{"a copied CSV", sub("etcd", "etcd"), nil, []v1alpha1.ClusterServiceVersion{copied}, ""},
+		{"a CSV being deleted", sub("etcd", "etcd"), nil, []v1alpha1.ClusterServiceVersion{deleting}, ""},
+		{"a CSV that says no package", sub("etcd", "etcd"), nil, []v1alpha1.ClusterServiceVersion{unlabelled}, ""},
+		{"two of the package: a replacement under way", sub("etcd", "etcd"), nil,
+			[]v1alpha1.ClusterServiceVersion{installedCSV("etcd", "etcd.v0.9.0"), installedCSV("etcd", "etcd.v0.9.2")}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			subs := []v1alpha1.Subscription{*tc.sub}
+			for _, o := range tc.others {
+				subs = append(subs, *o)
+			}
+			before := tc.sub.Status.DeepCopy()
+			got := subscription.AdoptInstalledCSV(tc.sub, subs, tc.csvs, t1)
+			if got != tc.want {
+				t.Fatalf("adopted %q, want %q", got, tc.want)
+			}
+			st := tc.sub.Status
+			switch {
+			case got == "" && !equality.Semantic.DeepEqual(*before, st):
+				t.Errorf("nothing adopted, but the status changed: %+v", st)
+			case got != "" && (st.InstalledCSV != got || st.CurrentCSV != got || st.State != v1alpha1.SubscriptionStateAtLatest || !st.LastUpdated.Equal(&t1)):
+				t.Errorf("status after adopting %s: %+v", got, st)
+			}
+		})
 	}
 }

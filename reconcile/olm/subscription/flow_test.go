@@ -8,8 +8,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -322,4 +324,52 @@ func TestRestartMidInstall(t *testing.T) {
 	if n := len(plansOf(t, env.Client, ns)); n != 1 {
 		t.Errorf("%d plans after the restart, want 1", n)
 	}
+}
+
+// TestResubscribeAdoptsInstalledCSV: the operator a deleted Subscription left is taken
+// back by the Subscription that comes back (a `git revert` of its removal), which then
+// upgrades from it along the channel. OLM fails it instead: "clusterserviceversion
+// widget.v1.0.0 exists and is not referenced by a subscription" (docs/olm.md).
+func TestResubscribeAdoptsInstalledCSV(t *testing.T) {
+	env, ns, _ := flow(t)
+	olmtest.ConfigMapCatalog(t, env, ns, "cat", widget("1.0.0"))
+	subscribe(t, env, ns, "widget", "widget")
+	waitInstalled(t, env, ns, "widget", "widget.v1.0.0")
+	s := getSub(t, env.Client, ns, "widget")
+	if err := env.Client.Delete(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	olmtest.Eventually(t, "the Subscription is gone", func() error {
+		err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(s), &v1alpha1.Subscription{})
+		if err == nil {
+			return fmt.Errorf("still there")
+		}
+		return client.IgnoreNotFound(err)
+	})
+
+	subscribe(t, env, ns, "widget", "widget")
+	waitInstalled(t, env, ns, "widget", "widget.v1.0.0")
+	got := getSub(t, env.Client, ns, "widget")
+	if c := subscription.Condition(&got.Status, v1alpha1.SubscriptionResolutionFailed); c != nil && c.Status == "True" {
+		t.Errorf("the Subscription failed to resolve: %s", c.Message)
+	}
+	if got.Status.InstallPlanRef != nil {
+		t.Errorf("the Subscription made InstallPlan %s for a CSV already installed", got.Status.InstallPlanRef.Name)
+	}
+	olmtest.Eventually(t, "an Event saying the CSV was adopted", func() error {
+		var list corev1.EventList
+		if err := env.Client.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.InvolvedObject.Name == "widget" && e.Reason == subscription.ReasonAdoptedCSV && strings.Contains(e.Message, "widget.v1.0.0") {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s Event among %d", subscription.ReasonAdoptedCSV, len(list.Items))
+	})
+
+	// It upgrades from the adopted CSV as from any installed one.
+	olmtest.ConfigMapCatalog(t, env, ns, "cat", widget("1.0.0"), widget("1.1.0", replacing("widget.v1.0.0")))
+	waitInstalled(t, env, ns, "widget", "widget.v1.1.0")
 }

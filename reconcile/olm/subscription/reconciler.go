@@ -100,6 +100,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		{"generated", r.adoptGenerated},
 		{"installplans", r.syncInstallPlans},
 		{"csvs", r.syncCSVs},
+		{"adopt", r.adoptInstalled},
 		{"operatorgroup", r.checkOperatorGroup},
 		{"resolve", r.resolve},
 		{"approve", r.approveWaiting},
@@ -256,6 +257,23 @@ func (r *Reconciler) syncCSVs(_ context.Context, p *pass) error {
 	}
 	return nil
 }
+
+// adoptInstalled lets each Subscription that has installed nothing take the CSV of its
+// package already in the namespace (AdoptInstalledCSV), and says so in an Event.
+func (r *Reconciler) adoptInstalled(_ context.Context, p *pass) error {
+	for i := range p.subs {
+		s := &p.subs[i]
+		if csv := AdoptInstalledCSV(s, p.subs, p.csvs, p.now); csv != "" {
+			r.Recorder.Eventf(s, nil, corev1.EventTypeNormal, ReasonAdoptedCSV, "Resolve",
+				"clusterserviceversion %s of package %s was already installed: the subscription takes it as its installed CSV", csv, s.Spec.Package)
+		}
+	}
+	return nil
+}
+
+// ReasonAdoptedCSV is olmsync's Event reason for a Subscription that took an installed CSV
+// as its own (AdoptInstalledCSV); OLM has none, since it fails such a Subscription.
+const ReasonAdoptedCSV = "AdoptedInstalledCSV"
 
 // checkOperatorGroup stops the pass unless the namespace holds exactly one OperatorGroup,
 // as OLM does, but says so on every Subscription.
