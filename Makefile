@@ -58,12 +58,13 @@ build: ## Build bin/olmsync.
 ##@ Generate
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRDs from the API types; copy the CRDs into the chart.
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRDs from the API types; copy the CRDs into the chart; the chart README's values table.
 	$(CONTROLLER_GEN) object paths=./api/...
 	rm -f api/crds/*.yaml
 	$(CONTROLLER_GEN) crd:crdVersions=v1 output:crd:dir=api/crds paths=./api/...
 	go run ./hack/crdpatch api/crds
-	rm -rf charts/olmsync/crds && mkdir -p charts/olmsync/crds && cp api/crds/*.yaml charts/olmsync/crds/
+	rm -rf charts/olmsync/files/crds && mkdir -p charts/olmsync/files/crds && cp api/crds/*.yaml charts/olmsync/files/crds/
+	go run ./hack/chartdocs charts/olmsync
 
 .PHONY: verify
 verify: generate ## Fail when generated files are stale or go.mod is untidy.

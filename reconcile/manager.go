@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/ptr"
@@ -65,20 +64,8 @@ func InstallCRDs(ctx context.Context, c client.Client) error {
 		}
 	}
 	for _, crd := range all {
-		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			got := &apiextensionsv1.CustomResourceDefinition{}
-			if err := c.Get(ctx, client.ObjectKey{Name: crd.Name}, got); err != nil {
-				return false, client.IgnoreNotFound(err)
-			}
-			for _, cond := range got.Status.Conditions {
-				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-					return true, nil
-				}
-			}
-			return false, nil
-		})
-		if err != nil {
-			return fmt.Errorf("install CRD %s: not established: %w", crd.Name, err)
+		if err := waitEstablished(ctx, c, crd.Name); err != nil {
+			return fmt.Errorf("install CRD %s: %w", crd.Name, err)
 		}
 	}
 	return nil
