@@ -124,7 +124,7 @@ func chartOperatorRepository(t *testing.T, ns string) map[string]string {
 		t.Fatal(err)
 	}
 	return map[string]string{
-		"olmsync.yaml": fmt.Sprintf("apps:\n- {name: cluster-scope, path: cluster-scope}\n- {name: team, path: team, namespace: %[1]s}\npolicy:\n  marketplaceNamespace: %[1]s\n  operatorGroups: []\n", ns),
+		"olmsync.yaml":                     fmt.Sprintf("apps:\n- {name: cluster-scope, path: cluster-scope}\n- {name: team, path: team, namespace: %[1]s}\npolicy:\n  marketplaceNamespace: %[1]s\n  operatorGroups: []\n", ns),
 		"cluster-scope/namespace.yaml":     fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", ns),
 		"cluster-scope/operatorgroup.yaml": fmt.Sprintf("apiVersion: operators.coreos.com/v1\nkind: OperatorGroup\nmetadata:\n  name: og\n  namespace: %[1]s\nspec:\n  targetNamespaces: [%[1]s]\n", ns),
 		"cluster-scope/catalog.yaml":       string(catalog),
