@@ -407,3 +407,67 @@ func TestChartPassesCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestInstall: `olmsync install` applies the embedded chart to a cluster — every object,
+// the namespace created — and waits for the Deployment to be available (the test plays
+// the kubelet); run again, it changes nothing and still succeeds.
+func TestInstall(t *testing.T) {
+	env := testenv.Get(t)
+	ns := "install-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
+	ctx, cancel := context.WithCancel(context.Background())
+	kubelet := make(chan struct{})
+	go func() { olmtest.KeepDeploymentsAvailable(ctx, env.Client, ns); close(kubelet) }()
+	t.Cleanup(func() { cancel(); <-kubelet })
+	kubeconfig := kubeconfigFile(t, env)
+	for range 2 {
+		out, err := run(t, "install", "--kubeconfig", kubeconfig, "-n", ns, "--release-name", "inst",
+			"--image", "registry.example.com/olmsync:v9", "--olm", "embedded", "--timeout", "2m")
+		if err != nil {
+			t.Fatalf("olmsync install: %v\n%s", err, out)
+		}
+		for _, want := range []string{"applied CustomResourceDefinition syncs.olmsync.dev", "applied ClusterRole inst-olmsync-olm",
+			"applied Deployment " + ns + "/inst-olmsync", "olmsync is installed in namespace " + ns, "kind: Sync"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+	}
+	d := &unstructured.Unstructured{}
+	d.SetAPIVersion("apps/v1")
+	d.SetKind("Deployment")
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "inst-olmsync"}, d); err != nil {
+		t.Fatal(err)
+	}
+	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	if img := containers[0].(map[string]any)["image"]; img != "registry.example.com/olmsync:v9" {
+		t.Errorf("image %v", img)
+	}
+	if a, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args"); !slices.Contains(a, "--olm=embedded") {
+		t.Errorf("args %q", a)
+	}
+	t.Cleanup(func() {
+		r, err := charts.Render(charts.Options{ReleaseName: "inst", Namespace: ns})
+		if err != nil {
+			return
+		}
+		for _, o := range r.Objects {
+			if o.GetKind() != "CustomResourceDefinition" {
+				_ = env.Client.Delete(context.Background(), o)
+			}
+		}
+	})
+}
+
+func TestParseImage(t *testing.T) {
+	for _, tc := range []struct{ ref, repo, tag, digest string }{
+		{"ghcr.io/you/olmsync:v1", "ghcr.io/you/olmsync", "v1", ""},
+		{"localhost:5000/olmsync", "localhost:5000/olmsync", "", ""},
+		{"localhost:5000/olmsync:dev", "localhost:5000/olmsync", "dev", ""},
+		{"r.example/olmsync@sha256:abc", "r.example/olmsync", "", "sha256:abc"},
+	} {
+		repo, tag, digest, err := parseImage(tc.ref)
+		if err != nil || repo != tc.repo || tag != tc.tag || digest != tc.digest {
+			t.Errorf("parseImage(%q) = %q %q %q %v", tc.ref, repo, tag, digest, err)
+		}
+	}
+}
