@@ -226,6 +226,12 @@ func TestRenderValues(t *testing.T) {
 				t.Errorf("roleRef %q", ref)
 			}
 		}},
+		{"extra apply rules", map[string]any{"rbac": map[string]any{"extraApplyRules": []any{map[string]any{"apiGroups": []any{"hello.olmsync.dev"}, "resources": []any{"greetings"}, "verbs": []any{"get", "create"}}}}}, func(t *testing.T, r *Rendered) {
+			rules, _, _ := unstructured.NestedSlice(find(r, "ClusterRole", "olmsync-apply").Object, "rules")
+			if len(rules) != 3 || rules[2].(map[string]any)["resources"].([]any)[0] != "greetings" {
+				t.Errorf("apply rules %v, want the defaults and the extra one", rules)
+			}
+		}},
 		{"no RBAC", map[string]any{"rbac": map[string]any{"create": false}}, func(t *testing.T, r *Rendered) {
 			k := kinds(r)
 			if k["ClusterRole"]+k["ClusterRoleBinding"]+k["Role"]+k["RoleBinding"] != 0 {
