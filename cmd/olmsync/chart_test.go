@@ -471,3 +471,36 @@ func TestParseImage(t *testing.T) {
 		}
 	}
 }
+
+// TestChartOptionalObjectsAccepted: with every optional object the API server serves
+// without another CRD — two replicas (a PodDisruptionBudget), the receiver's Ingress, the
+// NetworkPolicy, olm.mode external — the API server accepts each object of the chart.
+func TestChartOptionalObjectsAccepted(t *testing.T) {
+	env := testenv.Get(t)
+	ns := olmtest.NewNamespace(t, env, "optional")
+	r, err := charts.Render(charts.Options{ReleaseName: "optional", Namespace: ns, Values: map[string]any{
+		"replicaCount": 2, "olm": map[string]any{"mode": "external"},
+		"webhook": map[string]any{"ingress": map[string]any{"enabled": true, "className": "nginx", "hosts": []any{"hooks.example.com"},
+			"tls": []any{map[string]any{"secretName": "hooks-tls", "hosts": []any{"hooks.example.com"}}}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	err = reconcile.Install(context.Background(), env.Client, ns, r.Objects, func(u *unstructured.Unstructured) { kinds = append(kinds, u.GetKind()) })
+	if err != nil {
+		t.Fatalf("the API server refused the chart's objects: %v", err)
+	}
+	t.Cleanup(func() {
+		for _, o := range r.Objects {
+			if o.GetKind() != "CustomResourceDefinition" {
+				_ = env.Client.Delete(context.Background(), o)
+			}
+		}
+	})
+	for _, want := range []string{"PodDisruptionBudget", "Ingress", "NetworkPolicy", "Deployment"} {
+		if !slices.Contains(kinds, want) {
+			t.Errorf("applied %v, no %s", kinds, want)
+		}
+	}
+}
