@@ -131,7 +131,7 @@ func TestRenderDefaults(t *testing.T) {
 			order[o.GetKind()] = i
 		}
 	}
-	if !(order["ServiceAccount"] < order["Deployment"] && order["CustomResourceDefinition"] < order["Deployment"] && order["ClusterRoleBinding"] < order["Deployment"]) {
+	if order["ServiceAccount"] > order["Deployment"] || order["CustomResourceDefinition"] > order["Deployment"] || order["ClusterRoleBinding"] > order["Deployment"] {
 		t.Errorf("objects not in install order: %v", order)
 	}
 	if !strings.Contains(r.Notes, "kind: Sync") || !strings.Contains(r.Notes, "namespace: olmsync-system") {

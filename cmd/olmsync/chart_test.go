@@ -280,7 +280,7 @@ func TestChartRBAC(t *testing.T) {
 		olmtest.Eventually(t, "both Syncs Ready, the operator installed", func() error {
 			select {
 			case err := <-c.done:
-				return fmt.Errorf("olmsync run stopped: %v\n%s", err, c.out)
+				return fmt.Errorf("olmsync run stopped: %w\n%s", err, c.out)
 			default:
 			}
 			for _, obj := range []*olmsyncv1alpha1.Sync{s, plain} {

@@ -124,7 +124,7 @@ func TestImage(t *testing.T) {
 			t.Errorf("label %s = %q, want %q", k, got, want)
 		}
 	}
-	if !cf.Created.Time.Equal(epoch) || cf.OS != "linux" || cf.Architecture != runtime.GOARCH {
+	if !cf.Created.Equal(epoch) || cf.OS != "linux" || cf.Architecture != runtime.GOARCH {
 		t.Errorf("created %s, platform %s/%s", cf.Created, cf.OS, cf.Architecture)
 	}
 
