@@ -2,10 +2,12 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,12 +31,18 @@ import (
 type writes struct {
 	mu    sync.Mutex
 	paths map[string]int
+	// cut, when set, fails every request, the lease's too: the replica is cut off from the
+	// API server (a partition, or a crash that released nothing).
+	cut atomic.Bool
 }
 
 func (w *writes) wrap(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if w.cut.Load() {
+				return nil, errors.New("cut off from the API server")
+			}
 			resp, err := rt.RoundTrip(r)
 			switch r.Method {
 			case http.MethodGet, http.MethodHead, http.MethodOptions:
@@ -240,9 +248,12 @@ func TestLeaderTakesOver(t *testing.T) {
 	}
 	// The stopped leader released its lease: the other took it at its next try, not a
 	// lease duration after the last renewal.
-	if took := acquired.Sub(stopped); took > testTimings.LeaseDuration {
+	took := acquired.Sub(stopped)
+	if took > testTimings.LeaseDuration {
 		t.Errorf("the second replica took the lease %s after the leader stopped, more than the lease duration %s", took, testTimings.LeaseDuration)
 	}
+	t.Logf("the second replica took the lease %s after the leader was told to stop (lease duration %s, retry period %s)",
+		took.Round(time.Millisecond), testTimings.LeaseDuration, testTimings.RetryPeriod)
 	at := requestReconcile(t, env, s)
 	ready(t, env, s, at)
 	if n := b.writes.count(syncPath(s)); n == 0 {
@@ -316,5 +327,47 @@ func TestShardsSplitSyncs(t *testing.T) {
 	}
 	if after := two.writes.count(syncPath(s1)); after == beforeTwo {
 		t.Error("shard2 did not reconcile the Sync relabelled into it")
+	}
+}
+
+// TestLeaderCutOff: the leader is cut off from the API server — it can neither renew nor
+// release its lease, as when it crashed or a partition isolates it. The other replica takes
+// the lease once it expired, and reconciles; the cut-off leader ends with ErrLeaseLost.
+func TestLeaderCutOff(t *testing.T) {
+	env := testenv.Get(t)
+	leaseNS := olmtest.NewNamespace(t, env, "lease")
+	ns := olmtest.NewNamespace(t, env, "cutoff")
+
+	a := startReplica(t, env, leaseNS, olm.ModeEmbedded, "")
+	a.elected(t)
+	leaderA, _ := holder(t, env, leaseNS, olm.LeaderElectionID)
+	b := startReplica(t, env, leaseNS, olm.ModeEmbedded, "")
+	s := newSyncOf(t, env, ns, "app", nil)
+	ready(t, env, s, "")
+
+	a.writes.cut.Store(true)
+	cut := time.Now()
+	var ended time.Time
+	select {
+	case err := <-a.done:
+		ended = time.Now()
+		if !errors.Is(err, ErrLeaseLost) {
+			t.Errorf("the cut-off leader ended with %v, want ErrLeaseLost", err)
+		}
+		a.done = nil
+	case <-time.After(90 * time.Second):
+		t.Fatal("the cut-off leader did not stop")
+	}
+	b.elected(t)
+	leaderB, acquired := holder(t, env, leaseNS, olm.LeaderElectionID)
+	if leaderB == "" || leaderB == leaderA {
+		t.Fatalf("lease holder %q after the leader %q was cut off", leaderB, leaderA)
+	}
+	t.Logf("cut off, the leader ended %s later (renew deadline %s); the other took the lease %s after the cut (lease duration %s)",
+		ended.Sub(cut).Round(time.Millisecond), testTimings.RenewDeadline, acquired.Sub(cut).Round(time.Millisecond), testTimings.LeaseDuration)
+	at := requestReconcile(t, env, s)
+	ready(t, env, s, at)
+	if n := b.writes.count(syncPath(s)); n == 0 {
+		t.Error("the new leader did not reconcile the Sync")
 	}
 }
