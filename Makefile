@@ -18,11 +18,15 @@ OPA_VERSION            := v1.22.2
 # Only `make bench` uses these: BenchmarkCheck compares olmsync with the kustomize CLI and
 # conftest. kustomize v5.8.2 and conftest v0.71.1 are the newest releases that build with Go
 # 1.26 (kustomize v5.8.3 needs Go 1.27; conftest v0.71.1 needs Go 1.26.8).
+# helm lints the chart in `make test` (helm-lint); v3.21.4 is the newest release built on
+# the k8s.io v0.36 modules olmsync pins (the library the chart tests use).
+HELM_VERSION           := v3.21.4
 KUSTOMIZE_VERSION      := v5.8.2
 CONFTEST_VERSION       := v0.71.1
 CONTROLLER_GEN := $(TOOLS_DIR)/controller-gen-$(CONTROLLER_GEN_VERSION)/controller-gen
 GOLANGCI_LINT  := $(TOOLS_DIR)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
 OPA            := $(TOOLS_DIR)/opa-$(OPA_VERSION)/opa
+HELM           := $(TOOLS_DIR)/helm-$(HELM_VERSION)/helm
 KUSTOMIZE      := $(TOOLS_DIR)/kustomize-$(KUSTOMIZE_VERSION)/kustomize
 CONFTEST       := $(TOOLS_DIR)/conftest-$(CONFTEST_VERSION)/conftest
 
@@ -55,15 +59,27 @@ FUZZ_PKGS ?= ./reconcile/olm/...
 build: ## Build bin/olmsync.
 	go build -trimpath -ldflags "$(LDFLAGS)" -o bin/olmsync ./cmd/olmsync
 
+# The image is reproducible: its every timestamp, and the binary's build date, are the last
+# commit's time unless SOURCE_DATE_EPOCH says otherwise.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+IMAGE_REPOSITORY  ?= ghcr.io/olmsync/olmsync
+IMAGE_PLATFORMS   ?= linux/$(shell go env GOARCH)
+
+.PHONY: image
+image: ## Build the container image without Docker: bin/image/oci (OCI layout) and bin/image/olmsync.tar (docker load, crane push).
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) go run ./hack/image --platforms $(IMAGE_PLATFORMS) \
+		--version $(VERSION) --revision $(COMMIT) --repository $(IMAGE_REPOSITORY) --out bin/image
+
 ##@ Generate
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRDs from the API types; copy the CRDs into the chart.
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRDs from the API types; copy the CRDs into the chart; the chart README's values table.
 	$(CONTROLLER_GEN) object paths=./api/...
 	rm -f api/crds/*.yaml
 	$(CONTROLLER_GEN) crd:crdVersions=v1 output:crd:dir=api/crds paths=./api/...
 	go run ./hack/crdpatch api/crds
-	rm -rf charts/olmsync/crds && mkdir -p charts/olmsync/crds && cp api/crds/*.yaml charts/olmsync/crds/
+	rm -rf charts/olmsync/files/crds && mkdir -p charts/olmsync/files/crds && cp api/crds/*.yaml charts/olmsync/files/crds/
+	go run ./hack/chartdocs charts/olmsync
 
 .PHONY: verify
 verify: generate ## Fail when generated files are stale or go.mod is untidy.
@@ -78,7 +94,7 @@ verify: generate ## Fail when generated files are stale or go.mod is untidy.
 ##@ Test
 
 .PHONY: test
-test: verify lint envtest test-rego ## Everything CI checks: generated files, lint, Rego tests with the OPA CLI, every Go test (envtest included), and a short fuzz run.
+test: verify lint helm-lint envtest test-rego ## Everything CI checks: generated files, lint, the chart's helm lint, Rego tests with the OPA CLI, every Go test (envtest included), and a short fuzz run.
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) go test $(GO_TEST_FLAGS) ./...
 	hack/fuzz.sh $(FUZZTIME) $(FUZZ_PKGS)
 
@@ -98,6 +114,11 @@ test-rego: $(OPA) ## The Rego unit tests (built-in rules and the example user po
 lint: $(GOLANGCI_LINT) ## go vet and golangci-lint.
 	go vet ./...
 	$(GOLANGCI_LINT) run ./...
+
+.PHONY: helm-lint
+helm-lint: $(HELM) ## helm lint of charts/olmsync, with the defaults and with every optional object on.
+	$(HELM) lint --strict charts/olmsync
+	$(HELM) lint --strict charts/olmsync --set replicaCount=2,metrics.serviceMonitor.enabled=true,webhook.ingress.enabled=true,webhook.ingress.hosts[0]=hooks.example.com
 
 .PHONY: bench
 bench: envtest $(KUSTOMIZE) $(CONFTEST) ## Run the benchmarks (BenchmarkCheck also runs the kustomize CLI and conftest); figures go into the closing notes of the issues.
@@ -131,6 +152,9 @@ $(GOLANGCI_LINT):
 
 $(OPA):
 	GOBIN=$(@D) go install github.com/open-policy-agent/opa@$(OPA_VERSION)
+
+$(HELM):
+	GOTOOLCHAIN=local GOBIN=$(@D) go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
 # Built with the local Go (GOTOOLCHAIN=local): a pin that needs a newer Go fails here
 # instead of downloading another toolchain.

@@ -8,13 +8,14 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/fluxcd/pkg/runtime/leaderelection"
 	"github.com/go-logr/logr"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/ptr"
@@ -63,20 +64,8 @@ func InstallCRDs(ctx context.Context, c client.Client) error {
 		}
 	}
 	for _, crd := range all {
-		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			got := &apiextensionsv1.CustomResourceDefinition{}
-			if err := c.Get(ctx, client.ObjectKey{Name: crd.Name}, got); err != nil {
-				return false, client.IgnoreNotFound(err)
-			}
-			for _, cond := range got.Status.Conditions {
-				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-					return true, nil
-				}
-			}
-			return false, nil
-		})
-		if err != nil {
-			return fmt.Errorf("install CRD %s: not established: %w", crd.Name, err)
+		if err := waitEstablished(ctx, c, crd.Name); err != nil {
+			return fmt.Errorf("install CRD %s: %w", crd.Name, err)
 		}
 	}
 	return nil
@@ -100,6 +89,11 @@ type Options struct {
 	LeaderElectionNamespace string
 	// LeaderElectionTimings are the lease's durations; the zero value is DefaultTimings.
 	LeaderElectionTimings Timings
+	// WatchLabelSelector, when set, limits the Syncs this manager sees (its cache, the
+	// Sync reconciler, the webhook receiver) to those it matches, as Flux's
+	// --watch-label-selector shards a cluster's objects between several controllers. The
+	// lease is then one of the shard's own (LeaseName), so that shards lead side by side.
+	WatchLabelSelector labels.Selector
 	// Sync configures the Sync reconciler.
 	Sync gitsync.Options
 	// Logger, when set, is the manager's and its controllers' logger (default: ctrl.Log).
@@ -137,19 +131,24 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 	if err != nil {
 		return nil, fmt.Errorf("connect to the API server: %w", err)
 	}
-	found, err := olm.DetectOLM(ctx, reader)
-	if err != nil {
-		return nil, err
+	// Nothing to detect when the mode decides alone: a shard without the embedded OLM
+	// (--olm=external) is not granted the reads detection makes.
+	var found []string
+	if opts.OLM != olm.ModeExternal && opts.OLM != olm.ModeEmbedded {
+		if found, err = olm.DetectOLM(ctx, reader); err != nil {
+			return nil, err
+		}
 	}
 	embedded, why := olm.Decide(opts.OLM, found)
 	if why != nil {
 		log.FromContext(ctx).Info(why.Error())
 	}
 	t := opts.LeaderElectionTimings.withDefaults()
+	leaseName := LeaseName(opts.WatchLabelSelector)
 	mcfg := cfg
 	var fence *lease
 	if opts.LeaderElection {
-		if fence, err = newLease(cfg, opts.LeaderElectionNamespace, olm.LeaderElectionID, t); err != nil {
+		if fence, err = newLease(cfg, opts.LeaderElectionNamespace, leaseName, t); err != nil {
 			return nil, err
 		}
 		// Every request of the manager — controllers, the Sync reconciler's applies and
@@ -164,7 +163,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 		Metrics:                             metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:              opts.ProbeAddr,
 		LeaderElection:                      opts.LeaderElection,
-		LeaderElectionID:                    olm.LeaderElectionID,
+		LeaderElectionID:                    leaseName,
 		LeaderElectionNamespace:             opts.LeaderElectionNamespace,
 		LeaderElectionResourceLockInterface: leaseLock(fence),
 		LeaderElectionReleaseOnCancel:       true,
@@ -174,11 +173,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 		// One manager per process, but for tests that run `olmsync run` more than once in
 		// one process: controller names need not be unique across managers.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-		// Only the webhook receiver reads Secrets through the cache, and only their webhook
-		// keys: the cache keeps nothing else of them.
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}: {Transform: receiver.SecretCacheTransform},
-		}},
+		Cache:      cache.Options{ByObject: cacheByObject(opts.WatchLabelSelector)},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("new manager: %w", err)
@@ -188,7 +183,9 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 			return nil, err
 		}
 	}
-	syncs, err := gitsync.SetupWithManager(mgr, opts.Sync, metrics.Default())
+	syncOpts := opts.Sync
+	syncOpts.Selector = opts.WatchLabelSelector
+	syncs, err := gitsync.SetupWithManager(mgr, syncOpts, metrics.Default())
 	if err != nil {
 		return nil, fmt.Errorf("set up sync controller: %w", err)
 	}
@@ -213,6 +210,29 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 		return nil, err
 	}
 	return &Manager{Manager: mgr, lease: fence, Syncs: syncs, EmbeddedOLM: embedded, OLMFound: found}, nil
+}
+
+// cacheByObject narrows the manager's cache: only the webhook keys of Secrets (only the
+// webhook receiver reads them through the cache), and only this shard's Syncs.
+func cacheByObject(shard labels.Selector) map[client.Object]cache.ByObject {
+	m := map[client.Object]cache.ByObject{
+		&corev1.Secret{}: {Transform: receiver.SecretCacheTransform},
+	}
+	if shard != nil && !shard.Empty() {
+		m[&olmsyncv1alpha1.Sync{}] = cache.ByObject{Label: shard}
+	}
+	return m
+}
+
+// LeaseName is the name of the leader-election Lease of a manager watching the Syncs
+// selector matches: olm.LeaderElectionID for all Syncs, else that name with a hash of the
+// selector (as Flux names a shard's lease), so that the replicas of one shard take turns
+// and the shards run side by side.
+func LeaseName(selector labels.Selector) string {
+	if selector == nil || selector.Empty() {
+		return olm.LeaderElectionID
+	}
+	return leaderelection.GenerateID(olm.LeaderElectionID, selector.String())
 }
 
 // leaseLock is the lock for ctrl.Options: nil (controller-runtime's own, unused without

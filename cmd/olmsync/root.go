@@ -47,6 +47,7 @@ placement rules, and syncs them into a cluster through an embedded OLM lifecycle
 	root.AddCommand(newCatalogCommand())
 	root.AddCommand(markGraceful(newRunCommand()))
 	root.AddCommand(newSyncCommands()...)
+	root.AddCommand(newInstallCommand())
 	root.AddCommand(newVersionCommand())
 	return root
 }

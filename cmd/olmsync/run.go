@@ -11,6 +11,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/jitter"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,6 +36,8 @@ type runOptions struct {
 	webhookReadTimeout      time.Duration
 	leaderElect             bool
 	leaderElectionNamespace string
+	leaseTimings            reconcile.Timings
+	watchLabelSelector      string
 	disableCopiedCSVs       bool
 	catalogCache            string
 	installCRDs             bool
@@ -85,6 +88,10 @@ branch; local sources are then allowed).`,
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", `health probe address ("0" turns it off)`)
 	f.BoolVar(&o.leaderElect, "leader-elect", false, "take turns with other replicas through a Lease, so that only one acts (default: on in a cluster, off elsewhere)")
 	f.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election Lease (default: the namespace olmsync runs in; kube-system outside a cluster)")
+	f.DurationVar(&o.leaseTimings.LeaseDuration, "leader-election-lease-duration", reconcile.DefaultTimings.LeaseDuration, "how long a lease not renewed holds: another replica takes it after this")
+	f.DurationVar(&o.leaseTimings.RenewDeadline, "leader-election-renew-deadline", reconcile.DefaultTimings.RenewDeadline, "how long the leader may go without renewing its lease before it writes nothing more and steps down (less than the lease duration)")
+	f.DurationVar(&o.leaseTimings.RetryPeriod, "leader-election-retry-period", reconcile.DefaultTimings.RetryPeriod, "how often the lease is renewed, or tried for by a waiting replica")
+	f.StringVar(&o.watchLabelSelector, "watch-label-selector", "", `reconcile only the Syncs this label selector matches (e.g. "sharding.olmsync.dev/key in (shard1)"), so that several olmsync deployments split a cluster's Syncs; each shard takes a lease of its own`)
 	f.BoolVar(&o.disableCopiedCSVs, "disable-copied-csvs", false, "do not copy the CSVs of operators watching all namespaces into every namespace (OLM's disableCopiedCSVs)")
 	f.StringVar(&o.catalogCache, "catalog-cache", "", "folder caching pulled catalog images by digest (default: none)")
 	f.BoolVar(&o.installCRDs, "install-crds", false, "apply olmsync's CRDs before starting (a cluster without the Helm chart)")
@@ -117,6 +124,13 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	mode, err := olm.ParseMode(o.olmMode)
 	if err != nil {
 		return err
+	}
+	if err := validTimings(o.leaseTimings); err != nil {
+		return err
+	}
+	shard, err := labels.Parse(o.watchLabelSelector)
+	if err != nil {
+		return fmt.Errorf("--watch-label-selector: %w", err)
 	}
 	if err := o.jitter.SetGlobalJitter(nil); err != nil {
 		return err
@@ -184,6 +198,8 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		WebhookTimeouts:         receiver.Timeouts{Read: o.webhookReadTimeout},
 		LeaderElection:          o.leaderElect,
 		LeaderElectionNamespace: leaseNamespace,
+		LeaderElectionTimings:   o.leaseTimings,
+		WatchLabelSelector:      shard,
 		Sync: gitsync.Options{
 			CacheDir:                gitCache,
 			AllowLocalSources:       o.allowLocalSources,
@@ -205,6 +221,23 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		return nil
 	}
 	return err
+}
+
+// validTimings refuses lease timings under which a leader could be deposed while it still
+// acts: it must give up (renew deadline) before another replica may take the lease (lease
+// duration), and try to renew (retry period, jittered up to 1.2 times by client-go) within
+// the deadline.
+func validTimings(t reconcile.Timings) error {
+	if t.LeaseDuration <= 0 || t.RenewDeadline <= 0 || t.RetryPeriod <= 0 {
+		return errors.New("--leader-election-lease-duration, --leader-election-renew-deadline and --leader-election-retry-period must be positive")
+	}
+	if t.RenewDeadline >= t.LeaseDuration {
+		return fmt.Errorf("--leader-election-renew-deadline (%s) must be less than --leader-election-lease-duration (%s)", t.RenewDeadline, t.LeaseDuration)
+	}
+	if t.RenewDeadline <= t.RetryPeriod*6/5 {
+		return fmt.Errorf("--leader-election-renew-deadline (%s) must be more than 1.2 times --leader-election-retry-period (%s)", t.RenewDeadline, t.RetryPeriod)
+	}
+	return nil
 }
 
 // leaderElection decides whether `olmsync run` takes a lease: as asked, else only in a

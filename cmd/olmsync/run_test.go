@@ -21,6 +21,7 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/reconcile"
 	"github.com/olmsync/olmsync/reconcile/olm"
 )
 
@@ -51,6 +52,13 @@ func kubeconfigFile(t *testing.T, env *testenv.Env) string {
 // channel with its error.
 func startRun(t *testing.T, args ...string) (*syncBuffer, <-chan error) {
 	t.Helper()
+	return startRunExpecting(t, false, args...)
+}
+
+// startRunExpecting is startRun for a test in which `olmsync run` may end with an error
+// (failed says so): the test reads the error, its cleanup does not fail on it.
+func startRunExpecting(t *testing.T, failed bool, args ...string) (*syncBuffer, <-chan error) {
+	t.Helper()
 	out := &syncBuffer{}
 	cmd := newRootCommand()
 	cmd.SetOut(out)
@@ -65,7 +73,7 @@ func startRun(t *testing.T, args ...string) (*syncBuffer, <-chan error) {
 		cancel()
 		select {
 		case err := <-done:
-			if err != nil {
+			if err != nil && !failed {
 				t.Errorf("olmsync run: %v\n%s", err, out)
 			}
 		case <-time.After(30 * time.Second):
@@ -276,6 +284,29 @@ func TestRunTakesALeaseOnlyWhenAsked(t *testing.T) {
 			})
 			if l := lease(); !asked && l != nil {
 				t.Errorf("a Lease was taken without --leader-elect: %+v", l.Spec)
+			}
+		})
+	}
+}
+
+// TestLeaseTimings: lease timings under which a leader could be deposed while it still
+// acts are refused before anything starts.
+func TestLeaseTimings(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		t       reconcile.Timings
+		wantErr string
+	}{
+		{"defaults", reconcile.DefaultTimings, ""},
+		{"a test's", reconcile.Timings{LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond}, ""},
+		{"zero", reconcile.Timings{LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second}, "must be positive"},
+		{"renew deadline not below the lease", reconcile.Timings{LeaseDuration: 10 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: time.Second}, "must be less than --leader-election-lease-duration"},
+		{"retry too close to the deadline", reconcile.Timings{LeaseDuration: 15 * time.Second, RenewDeadline: 5 * time.Second, RetryPeriod: 5 * time.Second}, "more than 1.2 times"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := validTimings(tc.t)
+			if (err != nil) != (tc.wantErr != "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("validTimings(%+v) = %v, want an error with %q", tc.t, err, tc.wantErr)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/rest"
@@ -64,6 +65,10 @@ type Options struct {
 	CRDTimeout time.Duration
 	// MaxConcurrentReconciles is how many Syncs are reconciled at once (4 when 0, as Flux).
 	MaxConcurrentReconciles int
+	// Selector, when set, is the label selector of this shard's Syncs (olmsync run
+	// --watch-label-selector): the manager's cache holds only those, and a Sync read that no
+	// longer matches (relabelled into another shard) is left to that shard.
+	Selector labels.Selector
 }
 
 // Reconciler reconciles Syncs: fetch → build → apply → prune → health.
@@ -129,6 +134,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if !r.inShard(obj) {
+		// Relabelled into another shard: the cache saw it leave, and that shard's manager
+		// reconciles it from now on.
+		r.memory.forget(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
 	patcher := patch.NewSerialPatcher(obj, r.Client)
 	readyBefore := conditions.Get(obj, olmsyncv1alpha1.ReadyCondition).DeepCopy()
 
@@ -165,6 +176,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	p := &pass{patcher: patcher, last: r.memory.get(req.NamespacedName)}
 	err := r.run(ctx, obj, p, []step{r.fetch, r.build, r.apply, r.prune, r.checkHealth})
 	return r.result(ctx, obj, p, err)
+}
+
+// inShard reports whether obj is one of this manager's Syncs (all without a selector).
+func (r *Reconciler) inShard(obj *olmsyncv1alpha1.Sync) bool {
+	sel := r.Options.Selector
+	return sel == nil || sel.Matches(labels.Set(obj.Labels))
 }
 
 // run runs the steps in order until one ends the pipeline.
