@@ -162,7 +162,9 @@ func (pl *planner) manifestFiles(dir string, recurse bool) ([]string, error) {
 		rel := path.Join(dir, name)
 		switch {
 		case pl.r.isDir(rel):
-			if recurse && name != ".git" && !(pl.p.app.Lenient && strings.HasPrefix(name, ".")) {
+			// The repository read as one directory app leaves hidden folders (.github) out.
+			hidden := pl.p.app.Lenient && strings.HasPrefix(name, ".")
+			if recurse && name != ".git" && !hidden {
 				sub, err := pl.manifestFiles(rel, true)
 				if err != nil {
 					return nil, err
