@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/olmsync/olmsync/internal/safeyaml/yamltest"
 )
 
 func TestParseConfigFull(t *testing.T) {
@@ -145,7 +147,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"waiver without reason", "waivers:\n- rule: OP006\n  object: {kind: Subscription, name: s}\n", 2, "reason is required"},
 		{"waiver without object", "waivers:\n- rule: OP006\n  reason: ok\n", 2, "object.kind and object.name are required"},
 		{"catalog without source", "catalogs:\n- {name: c, namespace: n}\n", 2, "name and source are required"},
-		{"billion laughs", laughs(9), 9, "document contains excessive aliasing"},
+		{"billion laughs", yamltest.Laughs(9), 9, "document contains excessive aliasing"},
 		{"anchor containing itself", "waivers: &w\n- *w\n", 1, "anchor 'w' value contains itself"},
 	}
 	for _, tt := range tests {

@@ -2,32 +2,12 @@ package render
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/olmsync/olmsync/internal/memguard/memtest"
+	"github.com/olmsync/olmsync/internal/safeyaml/yamltest"
 )
-
-// laughs is a "billion laughs" ConfigMap of about 400 bytes at nine levels: each level's
-// list holds nine aliases of the level before, so it expands to 9^(levels+1) scalars.
-// Before the bounded decoder, nine levels as a kustomize resource made `olmsync check`
-// grow to 23.9 GB. Its aliases pass go-yaml's ratio at line 9.
-func laughs(levels int) string {
-	var b strings.Builder
-	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\ndata:\n")
-	b.WriteString("  a0: &a0 [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n")
-	for i := 1; i <= levels; i++ {
-		p := fmt.Sprintf("*a%d", i-1)
-		fmt.Fprintf(&b, "  a%d: &a%d [%s]\n", i, i, strings.Repeat(p+",", 8)+p)
-	}
-	return b.String()
-}
-
-// indent puts every line of s under a literal block of the given indentation.
-func indent(s, by string) string {
-	return by + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+by) + "\n"
-}
 
 // TestHostileYAMLIsRefusedBeforeKustomize: a file whose aliases expand without bound, or
 // whose anchor contains itself, fails its app with ErrInputLimit naming the file and
@@ -39,7 +19,7 @@ func indent(s, by string) string {
 func TestHostileYAMLIsRefusedBeforeKustomize(t *testing.T) {
 	memtest.Ceiling(t, 1<<30)
 	const plainApp = "apps:\n- name: app\n  path: app\n"
-	cyclic := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: loop\ndata: &d\n  self: *d\n"
+	cyclic := yamltest.SelfAnchor
 	tests := []struct {
 		name     string
 		files    files
@@ -52,13 +32,13 @@ func TestHostileYAMLIsRefusedBeforeKustomize(t *testing.T) {
 			files: files{
 				"app/kustomization.yaml": "resources:\n- ns.yaml\n- cm.yaml\n",
 				"app/ns.yaml":            nsYAML,
-				"app/cm.yaml":            laughs(9),
+				"app/cm.yaml":            yamltest.Laughs(9),
 			},
 			file: "app/cm.yaml", line: 9, contains: "document contains excessive aliasing",
 		},
 		{
 			name:  "manifest of a plain folder",
-			files: files{"olmsync.yaml": plainApp, "app/cm.yaml": laughs(9), "app/ns.yaml": nsYAML},
+			files: files{"olmsync.yaml": plainApp, "app/cm.yaml": yamltest.Laughs(9), "app/ns.yaml": nsYAML},
 			file:  "app/cm.yaml", line: 9, contains: "excessive aliasing",
 		},
 		{
@@ -79,14 +59,14 @@ func TestHostileYAMLIsRefusedBeforeKustomize(t *testing.T) {
 			files: files{
 				"app/kustomization.yaml": "resources:\n- ns.yaml\npatches:\n- path: patch.yaml\n",
 				"app/ns.yaml":            nsYAML,
-				"app/patch.yaml":         laughs(9),
+				"app/patch.yaml":         yamltest.Laughs(9),
 			},
 			file: "app/patch.yaml", line: 9, contains: "excessive aliasing",
 		},
 		{
 			name: "inline patch",
 			files: files{
-				"app/kustomization.yaml": "resources:\n- ns.yaml\npatches:\n- patch: |\n" + indent(laughs(9), "    "),
+				"app/kustomization.yaml": "resources:\n- ns.yaml\npatches:\n- patch: |\n" + yamltest.Indent(yamltest.Laughs(9), "    "),
 				"app/ns.yaml":            nsYAML,
 			},
 			file: "app/kustomization.yaml", line: 4, contains: "inline patches entry: document contains excessive aliasing",
@@ -97,14 +77,14 @@ func TestHostileYAMLIsRefusedBeforeKustomize(t *testing.T) {
 				"app/kustomization.yaml":  "resources:\n- ../base\n",
 				"base/kustomization.yaml": "resources:\n- ns.yaml\npatchesStrategicMerge:\n- p.yaml\n",
 				"base/ns.yaml":            nsYAML,
-				"base/p.yaml":             laughs(9),
+				"base/p.yaml":             yamltest.Laughs(9),
 			},
 			file: "base/p.yaml", line: 9, contains: "excessive aliasing",
 		},
 		{
 			name: "inline generator config",
 			files: files{
-				"app/kustomization.yaml": "resources:\n- ns.yaml\ngenerators:\n- |\n" + indent(laughs(9), "  "),
+				"app/kustomization.yaml": "resources:\n- ns.yaml\ngenerators:\n- |\n" + yamltest.Indent(yamltest.Laughs(9), "  "),
 				"app/ns.yaml":            nsYAML,
 			},
 			file: "app/kustomization.yaml", line: 4, contains: "inline generators entry: document contains excessive aliasing",
@@ -133,7 +113,7 @@ func TestHostileYAMLIsRefusedBeforeKustomize(t *testing.T) {
 // discovery problem naming file and line; the other Applications still count.
 func TestHostileApplicationIsAProblem(t *testing.T) {
 	memtest.Ceiling(t, 1<<30)
-	bomb := strings.Replace(laughs(9), "apiVersion: v1\nkind: ConfigMap", "apiVersion: argoproj.io/v1alpha1\nkind: Application", 1)
+	bomb := strings.Replace(yamltest.Laughs(9), "apiVersion: v1\nkind: ConfigMap", "apiVersion: argoproj.io/v1alpha1\nkind: Application", 1)
 	fsys, root := memRepo(t, files{
 		"argo/bomb.yaml": bomb,
 		"argo/good.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: good\nspec:\n  source:\n    path: app\n  destination:\n    namespace: ns\n",

@@ -2,7 +2,6 @@ package safeyaml
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,21 +10,9 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/olmsync/olmsync/internal/memguard/memtest"
+	"github.com/olmsync/olmsync/internal/safeyaml/yamltest"
 	"github.com/olmsync/olmsync/internal/shareddata"
 )
-
-// laughs is a "billion laughs" ConfigMap: each level's list holds nine aliases of the
-// level before, so levels+1 lines of a few dozen bytes expand to 9^(levels+1) scalars.
-func laughs(levels int) string {
-	var b strings.Builder
-	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\ndata:\n")
-	b.WriteString("  a0: &a0 [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n")
-	for i := 1; i <= levels; i++ {
-		p := fmt.Sprintf("*a%d", i-1)
-		fmt.Fprintf(&b, "  a%d: &a%d [%s]\n", i, i, strings.Repeat(p+",", 8)+p)
-	}
-	return b.String()
-}
 
 func TestLimits(t *testing.T) {
 	memtest.Ceiling(t, 1<<30)
@@ -37,10 +24,10 @@ func TestLimits(t *testing.T) {
 		line   int    // 0: accepted
 		msg    string // a part of the message
 	}{
-		{"nine-level billion laughs", DefaultLimits, laughs(9), 9, "document contains excessive aliasing: aliases expand to 5540 of its 5592 nodes"},
-		{"a hundred levels: sizes saturate instead of overflowing", DefaultLimits, laughs(100), 9, "excessive aliasing"},
-		{"four levels: past go-yaml's 99%", DefaultLimits, laughs(4), 9, "excessive aliasing"},
-		{"two levels: 729 scalars, under go-yaml's 1,000 nodes", DefaultLimits, laughs(2), 0, ""},
+		{"nine-level billion laughs", DefaultLimits, yamltest.Laughs(9), 9, "document contains excessive aliasing: aliases expand to 5540 of its 5592 nodes"},
+		{"a hundred levels: sizes saturate instead of overflowing", DefaultLimits, yamltest.Laughs(100), 9, "excessive aliasing"},
+		{"four levels: past go-yaml's 99%", DefaultLimits, yamltest.Laughs(4), 9, "excessive aliasing"},
+		{"two levels: 729 scalars, under go-yaml's 1,000 nodes", DefaultLimits, yamltest.Laughs(2), 0, ""},
 		{"an anchor that contains itself", DefaultLimits, "a: &a [x, *a]\n", 1, "anchor 'a' value contains itself"},
 		{"a merge key that contains itself", DefaultLimits, "a: &a\n  b: 1\n  <<: *a\n", 1, "anchor 'a' value contains itself"},
 		{"aliases, a few", DefaultLimits, "a: &a {x: 1}\nb: *a\nc: *a\n", 0, ""},
@@ -95,7 +82,7 @@ func aliasCorpus() []string {
 		}
 	}
 	for levels := range 7 {
-		out = append(out, laughs(levels))
+		out = append(out, yamltest.Laughs(levels))
 	}
 	return out
 }
