@@ -279,12 +279,13 @@ func (pl *planner) checkRemoteFiles(k *kustomization) error {
 
 // checkParsedInputs passes what kustomize parses as YAML besides resources — patch,
 // replacement, configuration, CRD and OpenAPI files, and inline patches — through the
-// bounded decoder, so that kustomize (whose kyaml expands anchors without a bound) never
+// bounded decoder (and Helm values files, which kustomize merges with kyaml when Helm is
+// on), so that kustomize (whose kyaml expands anchors without a bound) never
 // reads a file the planner has not bounded. Only the limits are checked here; what the
 // files mean is kustomize's to judge.
 func (pl *planner) checkParsedInputs(k *kustomization) error {
 	refs := fileReferences(k)
-	for _, field := range []string{"patchesStrategicMerge", "patches", "patchesJson6902", "replacements", "configurations", "crds", "openapi"} {
+	for _, field := range []string{"patchesStrategicMerge", "patches", "patchesJson6902", "replacements", "configurations", "crds", "openapi", "helmCharts"} {
 		for _, ref := range refs[field] {
 			p, ok := join(k.Dir, ref)
 			if ref == "" || !ok || !pl.r.isFile(p) {
