@@ -496,9 +496,12 @@ func classifyPlugin(d manifestDoc) pluginClass {
 }
 
 // pluginEntry checks one entry of generators, transformers or validators. A generator
-// whose plugin is off is left out with a warning (ksops and sops generate Secrets, which no
-// placement rule needs); a transformer or validator whose plugin is off is an error, since
-// leaving it out would change the other objects (see skippable).
+// whose plugin is off is left out (ksops and sops generate Secrets, which no placement
+// rule needs), so the rest of the app is still rendered and checked, and the app is
+// marked incomplete (ReasonPluginSkipped): its objects lack what the generator makes,
+// which must neither pass a check nor let a reconciler prune what it made before. A
+// transformer or validator whose plugin is off is an error, since leaving it out would
+// change the other objects (see skippable).
 func (pl *planner) pluginEntry(k *kustomization, field string, i int, entry string) error {
 	line := seqItemLine(k.Node, field, i)
 	at := func(err error) error { return &locatedError{file: k.File, line: line, err: err} }
@@ -524,7 +527,7 @@ func (pl *planner) pluginEntry(k *kustomization, field string, i int, entry stri
 		}
 		pl.p.warnings = append(pl.p.warnings, Diagnostic{
 			Reason: ReasonPluginSkipped, File: file, Line: docLine, Apps: []string{pl.p.app.ID()},
-			Message: fmt.Sprintf("%s needs %s, which is off; skipped, so what it generates is not rendered or checked", what, class.need()),
+			Message: fmt.Sprintf("%s needs %s, which is off; skipped, so what it generates is not rendered or checked and the app is incomplete: it is not applied or pruned", what, class.need()),
 		})
 	}
 	if len(skipped) == 0 {

@@ -226,6 +226,41 @@ func TestViolationGatedThenAudit(t *testing.T) {
 	}
 }
 
+// TestSkippedGeneratorPrunesNothing: a commit that removes an object and adds a generator
+// needing a plugin that is off (a ksops Secret generator) leaves its app incomplete: Ready
+// says PluginSkipped naming the generator, its file and line, and nothing is applied or
+// pruned, so the removed object and whatever the generator made before stay.
+func TestSkippedGeneratorPrunesNothing(t *testing.T) {
+	env := testenv.Get(t)
+	startManager(t, env, managerOptions{})
+	ns := uniqueNS("plugin")
+	up := gittest.NewUpstream(t, with(repository(ns), map[string]string{
+		"team/extra.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n",
+	}))
+	srv := gittest.Serve(t, up, gittest.ServerOptions{})
+	createNamespace(t, env, "olmsync-plugin")
+	s := newSync(t, env, "olmsync-plugin", ns, srv.RepoURL(), nil)
+	appliedAt(t, env, s, up.Head(t))
+
+	skipped := up.Push(t, map[string]string{
+		"team/extra.yaml":         "",
+		"team/kustomization.yaml": "resources:\n- configmap.yaml\ngenerators:\n- secrets.yaml\n",
+		"team/secrets.yaml":       "apiVersion: viaduct.ai/v1\nkind: ksops\nmetadata:\n  name: team-secrets\n",
+	}, "remove extra, generate the team's Secrets with ksops")
+	got := waitReady(t, env, s, metav1.ConditionFalse, olmsyncv1alpha1.PluginSkippedReason)
+	c := conditions.Get(got, olmsyncv1alpha1.BuildFailedCondition)
+	if c == nil || c.Reason != olmsyncv1alpha1.PluginSkippedReason || !strings.Contains(c.Message, skipped) ||
+		!strings.Contains(c.Message, "team/secrets.yaml:1") || !strings.Contains(c.Message, `generator ksops "team-secrets" (viaduct.ai/v1)`) {
+		t.Errorf("BuildFailed = %+v, want PluginSkipped naming the revision, team/secrets.yaml:1 and the generator", c)
+	}
+	if object(t, env, configMapGVK, ns, "extra") == nil {
+		t.Fatal("an app incomplete for a skipped generator pruned an object")
+	}
+	if !hasEntry(got, ns+"_extra__ConfigMap") {
+		t.Errorf("the inventory lost the object it did not prune: %+v", got.Status.Inventory)
+	}
+}
+
 func patchSpec(t *testing.T, env *testenv.Env, s *olmsyncv1alpha1.Sync, edit func(*olmsyncv1alpha1.SyncSpec)) {
 	t.Helper()
 	base := s.DeepCopy()
