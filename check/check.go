@@ -30,6 +30,11 @@ type Options struct {
 	Stages []Stage
 	// Now is the time waiver expiry is judged at; time.Now when nil.
 	Now func() time.Time
+	// PolicyTimeout bounds each evaluation of the rules over one cluster (the built-in
+	// rules together, each package of users' rules on its own); zero means
+	// policy.DefaultTimeout. A user's rule that runs past it is a problem naming the rule
+	// and its file (`--policy-timeout`).
+	PolicyTimeout time.Duration
 }
 
 // Stage is a step of the check after the placement rules. It reads what was rendered and

@@ -38,6 +38,7 @@ func (f *sourceFlags) source(args []string) check.Source {
 
 type checkFlags struct {
 	sourceFlags
+	limitFlags
 	base        string
 	failOn      string
 	format      string
@@ -98,10 +99,17 @@ read, rendered or evaluated (the report still lists everything else that was che
 	fl.BoolVar(&f.enableContainerPlugins, "enable-container-plugins", false, "run kustomize container KRM functions")
 	fl.BoolVar(&f.enableHelm, "enable-helm", false, "let kustomizations inflate Helm charts (helmCharts)")
 	fl.StringVar(&f.helmCommand, "helm-command", "helm", "the helm binary --enable-helm runs")
+	f.registerTimeout(fl)
+	f.registerMemory(fl)
 	return cmd
 }
 
-func runCheck(cmd *cobra.Command, f *checkFlags, args []string) error {
+func runCheck(cmd *cobra.Command, f *checkFlags, args []string) (err error) {
+	done, err := f.guardMemory(cmd)
+	if err != nil {
+		return err
+	}
+	defer func() { err = done(err) }()
 	failOn, err := report.ParseFailOn(f.failOn)
 	if err != nil {
 		return err
@@ -114,7 +122,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := check.Options{}
+	opts := check.Options{PolicyTimeout: f.policyTimeout}
 	opts.Render.AllowRemoteBases = f.allowRemoteBases
 	opts.Render.EnableExecPlugins = f.enableExecPlugins
 	opts.Render.EnableContainerPlugins = f.enableContainerPlugins

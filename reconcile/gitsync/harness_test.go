@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
+	"github.com/olmsync/olmsync/check"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
 	"github.com/olmsync/olmsync/reconcile"
@@ -53,6 +54,8 @@ type managerOptions struct {
 	logger logr.Logger
 	// globalCatalogNamespace is the embedded OLM's (`olmsync run --global-catalog-namespace`).
 	globalCatalogNamespace string
+	// policyTimeout is `olmsync run --policy-timeout` (0: the default).
+	policyTimeout time.Duration
 }
 
 // startManager runs the Sync reconciler and the embedded OLM, as `olmsync run` does on a
@@ -82,6 +85,7 @@ func startManager(t testing.TB, env *testenv.Env, o managerOptions) *manager {
 			HealthPollInterval:      300 * time.Millisecond,
 			CRDTimeout:              20 * time.Second,
 			MaxConcurrentReconciles: o.concurrent,
+			Check:                   check.Options{PolicyTimeout: o.policyTimeout},
 		},
 	})
 	if err != nil {

@@ -3,6 +3,8 @@ package gitsync_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -258,6 +260,33 @@ func TestSkippedGeneratorPrunesNothing(t *testing.T) {
 	}
 	if !hasEntry(got, ns+"_extra__ConfigMap") {
 		t.Errorf("the inventory lost the object it did not prune: %+v", got.Status.Inventory)
+	}
+}
+
+// TestSlowRuleIsStopped: a rule of spec.policy.rules that loops is stopped at the
+// policy timeout (`olmsync run --policy-timeout`); BuildFailed names the rule and its file,
+// and the revision is neither applied nor pruned.
+func TestSlowRuleIsStopped(t *testing.T) {
+	env := testenv.Get(t)
+	slow, err := os.ReadFile(filepath.Join("..", "..", "policy", "testdata", "hostile", "slow", "slow.rego"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startManager(t, env, managerOptions{policyTimeout: 300 * time.Millisecond})
+	ns := uniqueNS("slowrule")
+	up := gittest.NewUpstream(t, with(repository(ns), map[string]string{"rules/slow.rego": string(slow)}))
+	srv := gittest.Serve(t, up, gittest.ServerOptions{})
+	createNamespace(t, env, "olmsync-slowrule")
+	s := newSync(t, env, "olmsync-slowrule", ns, srv.RepoURL(), func(spec *olmsyncv1alpha1.SyncSpec) {
+		spec.Policy.Rules = []olmsyncv1alpha1.RuleFolder{"rules"}
+	})
+	got := waitReady(t, env, s, metav1.ConditionFalse, olmsyncv1alpha1.BuildFailedReason)
+	msg := conditions.GetMessage(got, olmsyncv1alpha1.ReadyCondition)
+	if !strings.Contains(msg, "rules/slow.rego") || !strings.Contains(msg, "rule ACME667 (acme.slow) did not finish within the policy timeout of 300ms") {
+		t.Errorf("Ready message %q names neither the rule nor its file", msg)
+	}
+	if object(t, env, configMapGVK, ns, "settings") != nil {
+		t.Error("a revision whose rule was stopped was applied")
 	}
 }
 
