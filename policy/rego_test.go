@@ -99,7 +99,8 @@ func TestRunRegoTestsNamesBrokenTestFile(t *testing.T) {
 }
 
 // TestBuiltinRuleMetadata checks the catalog the reports use: every built-in rule has its
-// ID, title, description, severity and the ADR sentence it enforces, quoted word for word.
+// ID, title, description, severity and the ADR sentence it enforces, quoted word for word
+// (but OP014, which enforces OLM's naming, not the ADR).
 func TestBuiltinRuleMetadata(t *testing.T) {
 	adr, err := os.ReadFile(shareddata.Path(t, "seeds/003_ded47cb0eb2aecc2.txt"))
 	if err != nil {
@@ -111,7 +112,10 @@ func TestBuiltinRuleMetadata(t *testing.T) {
 	adrText := squeeze(string(adr))
 
 	wantIDs := []string{"OP001", "OP002", "OP003", "OP004", "OP005", "OP006", "OP007", "OP008", "OP009", "OP010",
-		"OP011", "OP012", "OP013", RuleWaiverExpired, RuleWaiverUnused, RuleWaiverMalformed}
+		"OP011", "OP012", "OP013", "OP014", RuleWaiverExpired, RuleWaiverUnused, RuleWaiverMalformed}
+	// OP014 (a startingCSV that is no CSV name) keeps OLM from failing on the cluster; it
+	// enforces no sentence of the ADR.
+	noADR := map[string]bool{"OP014": true}
 	rules := BuiltinRules()
 	if len(rules) != len(wantIDs) {
 		t.Fatalf("%d built-in rules, want %d", len(rules), len(wantIDs))
@@ -134,7 +138,10 @@ func TestBuiltinRuleMetadata(t *testing.T) {
 		if r.Package == "" {
 			continue
 		}
-		if r.ADR == "" || !strings.Contains(adrText, squeeze(r.ADR)) {
+		switch {
+		case noADR[r.ID] && r.ADR != "":
+			t.Errorf("%s: quotes the ADR (%q), which has no sentence about it", r.ID, r.ADR)
+		case !noADR[r.ID] && (r.ADR == "" || !strings.Contains(adrText, squeeze(r.ADR))):
 			t.Errorf("%s: ADR quote %q is not in the ADR", r.ID, r.ADR)
 		}
 		if r.Package != "data.olmsync.rules."+strings.ToLower(r.ID) || !strings.HasPrefix(r.File, "policy/rego/"+strings.ToLower(r.ID)+"_") {
