@@ -37,3 +37,16 @@ const SelfAnchorLine = 5
 func Indent(s, by string) string {
 	return by + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+by) + "\n"
 }
+
+// MaxLines bounds the lines a YAML parser sees in data: every line break it knows (\n,
+// \r, NEL, LS, PS) may start a line. A line an error names must not be past it.
+func MaxLines(data []byte) int {
+	n := 1
+	for _, r := range string(data) {
+		switch r {
+		case '\n', '\r', '\u0085', '\u2028', '\u2029':
+			n++
+		}
+	}
+	return n
+}
