@@ -154,6 +154,9 @@ func withTypeMeta(raw []byte, apiVersion, kind string) ([]byte, error) {
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return nil, err
 	}
+	if obj == nil { // a null item of the list ("- " with nothing after it)
+		return nil, fmt.Errorf("a %s must be an object, not null", kind)
+	}
 	if _, ok := obj["apiVersion"]; !ok {
 		obj["apiVersion"], _ = json.Marshal(apiVersion)
 	}
