@@ -57,7 +57,7 @@ func (f *limitFlags) guardMemory(cmd *cobra.Command) (done func(error) error, er
 		if err == nil || !errors.As(context.Cause(ctx), &exceeded) || errors.As(err, &exceeded) {
 			return err
 		}
-		return fmt.Errorf("%w (stopped: %v; raise --memory-limit)", err, exceeded)
+		return fmt.Errorf("%w (stopped: %w; raise --memory-limit)", err, exceeded)
 	}, nil
 }
 

@@ -124,7 +124,7 @@ func TestRealDataPasses(t *testing.T) {
 	var files, docs int
 	var bytes, nodes int64
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+		if err != nil || d.IsDir() || !shareddata.HasExt(".yaml", ".yml")(p) {
 			return err
 		}
 		data, err := os.ReadFile(p)
