@@ -49,9 +49,12 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
 GO_TEST_FLAGS ?= -race -count=1
-# How long `make fuzz` (part of `make test`) runs each fuzz test, and which packages.
-FUZZTIME ?= 3s
-FUZZ_PKGS ?= ./reconcile/olm/...
+# How long `make fuzz` (part of `make test`) runs each fuzz test, and which packages: every
+# parser and decoder of outside input has one (render, safeyaml, catalogs, operators.Decode,
+# the webhook, olmsync.yaml, waivers, cluster snapshots, ...). `make fuzz-long` runs them
+# for 10 minutes each, or for the FUZZTIME given on its command line.
+FUZZTIME ?= 2s
+FUZZ_PKGS ?= ./...
 
 ##@ Build
 
@@ -99,8 +102,12 @@ test: verify lint helm-lint envtest test-rego ## Everything CI checks: generated
 	hack/fuzz.sh $(FUZZTIME) $(FUZZ_PKGS)
 
 .PHONY: fuzz
-fuzz: ## Run each fuzz test of FUZZ_PKGS (default the OLM core: catalog parsers, semver ranges, CRD decoding, resolution) for FUZZTIME (default 3s).
+fuzz: ## Run each fuzz test of FUZZ_PKGS (default: all of them) for FUZZTIME (default 2s).
 	hack/fuzz.sh $(FUZZTIME) $(FUZZ_PKGS)
+
+.PHONY: fuzz-long
+fuzz-long: ## A fuzz campaign: each fuzz test for 10m (make fuzz-long FUZZTIME=1h), one at a time; FUZZ_PARALLEL=1 on a shared machine.
+	hack/fuzz.sh $(if $(filter command line,$(origin FUZZTIME)),$(FUZZTIME),10m) $(FUZZ_PKGS)
 
 .PHONY: test-go
 test-go: envtest ## Only the Go tests (envtest included), without verify and lint.

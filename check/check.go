@@ -34,6 +34,11 @@ type Options struct {
 	RepoURLs []string
 	// Now is the time waiver expiry is judged at; time.Now when nil.
 	Now func() time.Time
+	// PolicyTimeout bounds each evaluation of the rules over one cluster (the built-in
+	// rules together, each package of users' rules on its own); zero means
+	// policy.DefaultTimeout. A user's rule that runs past it is a problem naming the rule
+	// and its file (`--policy-timeout`).
+	PolicyTimeout time.Duration
 }
 
 // discoverOptions says what discovery cannot read from the files: the URLs the
@@ -92,12 +97,12 @@ type Result struct {
 	// they are not waived yet: Run applies the waivers after the last stage.
 	Violations []policy.Violation
 	// Problems are inputs that could not be read, rendered or evaluated: a broken
-	// olmsync.yaml, an app that failed to render, an Application whose path is missing, a
-	// user rule with a Rego error, a stage that failed. Any problem makes the check
-	// incomplete.
+	// olmsync.yaml, an app that failed to render, an app rendered without a generator
+	// whose plugin is off, an Application whose path is missing, a user rule with a Rego
+	// error, a stage that failed. Any problem makes the check incomplete.
 	Problems []report.Problem
-	// Warnings do not stop the check: kustomize's deprecations, generators left out,
-	// Applications olmsync does not render.
+	// Warnings do not stop the check: kustomize's deprecations, Applications olmsync does
+	// not render.
 	Warnings []report.Warning
 	// Sections are what the stages add to the report, in stage order.
 	Sections []Section

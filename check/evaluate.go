@@ -42,6 +42,11 @@ func (ev *evaluation) run(ctx context.Context, res *Result) error {
 		return err
 	}
 	violations, err := engine.Findings(ctx, res.Inputs...)
+	if err != nil && ctx.Err() != nil {
+		// The caller stopped the check (the memory ceiling of `check --memory-limit`):
+		// the error names the rule that was running, and nothing more can be evaluated.
+		return fmt.Errorf("evaluate the rules: %w", err)
+	}
 	if err != nil && len(user) > 0 {
 		if !addPolicyProblems(res, err) {
 			return err
@@ -79,6 +84,7 @@ func (ev *evaluation) engine(ctx context.Context, user []policy.PolicySource) (*
 		Policies: user,
 		Waivers:  waivers(ev.cfg, render.ConfigFileName),
 		Now:      ev.opts.Now,
+		Timeout:  ev.opts.PolicyTimeout,
 	})
 }
 

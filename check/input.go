@@ -93,8 +93,9 @@ var warningReasons = map[render.Reason]bool{
 }
 
 // renderDiagnostics sorts what rendering met into problems (the check cannot see
-// everything: an app that failed, an Application whose path is missing, a file that could
-// not be read while looking for apps) and warnings. A discovery problem about the file an
+// everything: an app that failed, an app rendered without a generator whose plugin is off,
+// an Application whose path is missing, a file that could not be read while looking for
+// apps) and warnings. A discovery problem about the file an
 // app's failure already names is left out: the app's problem says it all.
 func renderDiagnostics(r *render.Result) (problems []report.Problem, warnings []report.Warning) {
 	failedAt := map[string]bool{}
@@ -116,6 +117,13 @@ func renderDiagnostics(r *render.Result) (problems []report.Problem, warnings []
 		}
 	}
 	for _, d := range r.Warnings {
+		if d.Reason == render.ReasonPluginSkipped {
+			// The app rendered without what the generator makes: incomplete, once per app.
+			for _, app := range d.Apps {
+				problems = append(problems, report.Problem{App: app, File: d.File, Line: d.Line, Message: d.Message, Hint: d.Hint})
+			}
+			continue
+		}
 		warnings = append(warnings, report.Warning{File: d.File, Line: d.Line, Message: d.Message, Hint: d.Hint, Apps: d.Apps})
 	}
 	return problems, warnings

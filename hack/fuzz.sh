@@ -1,28 +1,45 @@
 #!/usr/bin/env bash
-# Runs every fuzz test (func FuzzXxx) of the given packages for a short time each, so that
-# CI exercises the parsers of outside input with fresh inputs on every run, not only with
-# their seed corpora (which plain `go test` already runs). A failing input is written under
-# the package's testdata/fuzz/ by `go test`; commit it with the fix. Minimizing a new
-# interesting input is capped at 100 runs: with the default (60s) a short run spends most of
-# its time minimizing instead of fuzzing.
+# Runs every fuzz test (func FuzzXxx) of the given packages for a given time each, one
+# after the other, so that CI exercises the parsers of outside input with fresh inputs on
+# every run, not only with their seed corpora (which plain `go test` already runs), and a
+# long campaign (make fuzz-long) can run them for minutes each. Each target prints one
+# line: its package, name, executions and time. A failing input is written under the
+# package's testdata/fuzz/ by `go test`; commit it with the fix, as a regression seed.
+# Minimizing a new interesting input is capped at 100 runs: with the default (60s) a short
+# run spends most of its time minimizing instead of fuzzing.
 #
-# usage: hack/fuzz.sh [FUZZTIME] [PACKAGES...]   (defaults: 3s, ./reconcile/olm/...)
+# usage: hack/fuzz.sh [FUZZTIME] [PACKAGES...]   (defaults: 3s, ./...)
+# FUZZ_PARALLEL sets -parallel (default: GOMAXPROCS); FUZZ_RUN keeps only the targets
+# whose name matches that extended regular expression.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzztime="${1:-3s}"
 shift || true
 pkgs=("$@")
 if [ ${#pkgs[@]} -eq 0 ]; then
-	pkgs=(./reconcile/olm/...)
+	pkgs=(./...)
 fi
+flags=(-run '^$' -fuzztime "$fuzztime" -fuzzminimizetime 100x)
+if [ -n "${FUZZ_PARALLEL:-}" ]; then
+	flags+=(-parallel "$FUZZ_PARALLEL")
+fi
+total=0
 for pkg in $(go list "${pkgs[@]}"); do
 	dir=$(go list -f '{{.Dir}}' "$pkg")
 	targets=$(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u || true)
 	for target in $targets; do
-		echo "fuzz $pkg $target ($fuzztime)"
-		if ! out=$(go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime 100x "$pkg" 2>&1); then
+		if [ -n "${FUZZ_RUN:-}" ] && ! [[ $target =~ $FUZZ_RUN ]]; then
+			continue
+		fi
+		start=$SECONDS
+		if ! out=$(go test "${flags[@]}" -fuzz "^${target}\$" "$pkg" 2>&1); then
 			echo "$out"
+			echo "fuzz $pkg $target: FAILED (the failing input is under $dir/testdata/fuzz/$target)"
 			exit 1
 		fi
+		execs=$(echo "$out" | sed -n 's/.*execs: \([0-9]*\) .*/\1/p' | tail -1)
+		echo "fuzz $pkg $target: ${execs:-0} execs in $((SECONDS - start))s, no failure"
+		total=$((total + ${execs:-0}))
 	done
 done
+echo "fuzz: $total execs in all"

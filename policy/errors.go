@@ -19,7 +19,13 @@ var ErrInvalidWaiver = errors.New("invalid waiver")
 // it, the line.
 type PolicyError struct {
 	Problems []Problem
+	// cause is what stopped an evaluation (ErrTimeout, the memory ceiling), for errors.Is
+	// and errors.As.
+	cause error
 }
+
+// Unwrap is what stopped the evaluation, if anything did.
+func (e *PolicyError) Unwrap() error { return e.cause }
 
 // Problem is one thing wrong with a rule file.
 type Problem struct {

@@ -1,10 +1,8 @@
 package render
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"path"
 	"reflect"
 	"slices"
@@ -13,6 +11,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olmsync/olmsync/internal/safeyaml"
 )
 
 // ConfigFileName is the optional config file at the repository root.
@@ -333,25 +333,27 @@ func (c *Config) normalize() {
 }
 
 // decodeConfigNode returns the top mapping of the file, or nil for an empty file.
+// It reads through the bounded decoder, as every manifest is read (see decodeDocs).
 func decodeConfigNode(file string, data []byte) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, nil
-		}
-		return nil, asConfigError(syntaxError(file, data, err))
+	docs, err := safeyaml.Documents(file, data)
+	if le, ok := limitError(err); ok {
+		return nil, asConfigError(le)
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
+	if len(docs) > 1 {
+		extra := docs[1]
 		line := extra.Line
 		if len(extra.Content) > 0 {
 			line = extra.Content[0].Line
 		}
 		return nil, &ConfigError{File: file, Line: line, Msg: "a config file holds one YAML document; found a second"}
-	} else if !errors.Is(err, io.EOF) {
+	}
+	if err != nil {
 		return nil, asConfigError(syntaxError(file, data, err))
 	}
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	doc := docs[0]
 	if len(doc.Content) == 0 {
 		return nil, nil
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/olmsync/olmsync/internal/safeyaml/yamltest"
 )
 
 func TestParseConfigFull(t *testing.T) {
@@ -163,6 +165,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"cluster path glob in a name", "discovery:\n  clusterPaths: [\"a*/{cluster}\"]\n", 2, `a folder name is a name, "*", "**" or "{cluster}"`},
 		{"cluster path absolute", "discovery:\n  clusterPaths: [\"/{cluster}\"]\n", 2, "relative to the repository root"},
 		{"base folder with a slash", "discovery:\n  baseFolders: [a/base]\n", 2, `discovery.baseFolders[0] "a/base"`},
+		{"billion laughs", yamltest.Laughs(9), 9, "document contains excessive aliasing"},
+		{"anchor containing itself", "waivers: &w\n- *w\n", 1, "anchor 'w' value contains itself"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,7 +34,9 @@ const (
 	// kustomize's own.
 	ReasonDeprecated Reason = "Deprecated"
 	// ReasonPluginSkipped: a generator needs a plugin that is off; it was left out so the
-	// rest of the app still renders.
+	// rest of the app still renders (and is checked), but the app is incomplete: what the
+	// generator makes is missing, so check counts it a problem (exit 2) and a reconciler
+	// must neither apply nor prune the app.
 	ReasonPluginSkipped Reason = "PluginSkipped"
 	// ReasonKustomizeOutput: kustomize printed a message while building the app.
 	ReasonKustomizeOutput Reason = "KustomizeOutput"

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/olmsync/olmsync/internal/safeyaml"
 )
 
 // Sentinel errors. A BuildError wraps one of them when olmsync itself refused or could
@@ -11,6 +13,10 @@ import (
 var (
 	// ErrMalformedYAML: a manifest or kustomization is not valid YAML (see YAMLError).
 	ErrMalformedYAML = errors.New("malformed YAML")
+	// ErrInputLimit: a file is over a parsing limit (its size, a document's size, its
+	// node count) or its aliases expand too far ("billion laughs"); it is refused before
+	// kustomize or anything else decodes it (see YAMLError).
+	ErrInputLimit = safeyaml.ErrLimit
 	// ErrInvalidManifest: a document of a plain manifest folder is not a Kubernetes
 	// object (no apiVersion, kind or metadata.name).
 	ErrInvalidManifest = errors.New("not a Kubernetes object")

@@ -6,7 +6,26 @@ import (
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olmsync/olmsync/internal/safeyaml/yamltest"
+	"github.com/olmsync/olmsync/internal/shareddata"
 )
+
+// maxSeed keeps the fuzzers' inputs small enough for many executions a second.
+const maxSeed = 32 << 10
+
+// sharedManifests are the shared data's manifests (Subscriptions, OperatorGroups,
+// CatalogSources, CSVs), read at fuzz time, as seeds.
+func sharedManifests(f *testing.F) [][]byte {
+	var out [][]byte
+	for _, file := range shareddata.Files(f, "data/manifests", shareddata.HasExt(".yaml", ".yml"), 0) {
+		// Every seed runs before fuzzing starts, and `make fuzz` gives a target seconds.
+		if len(file.Data) <= maxSeed && len(out) < 40 {
+			out = append(out, file.Data)
+		}
+	}
+	return out
+}
 
 // FuzzManifests feeds the manifest reader (every file of a plain folder, every resource file
 // before kustomize sees it) arbitrary input. It must never panic; a failure must be a
@@ -22,8 +41,13 @@ func FuzzManifests(f *testing.F) {
 		"- a\n- b\n",
 		"x: !!binary aGVsbG8=\ny: 2001-12-14\nz: 0x1F\n",
 		"a: [\n",
+		yamltest.Laughs(9),
+		yamltest.SelfAnchor,
 	} {
 		f.Add([]byte(seed))
+	}
+	for _, seed := range sharedManifests(f) {
+		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		docs, err := decodeDocs("in.yaml", data)
@@ -32,12 +56,12 @@ func FuzzManifests(f *testing.F) {
 			if !errors.As(err, &ye) || ye.File != "in.yaml" || !strings.HasPrefix(err.Error(), "in.yaml") {
 				t.Fatalf("error %v (%T) does not name the file", err, err)
 			}
-			if lines := maxLines(data); ye.Line < 0 || ye.Line > lines {
+			if lines := yamltest.MaxLines(data); ye.Line < 0 || ye.Line > lines {
 				t.Fatalf("error line %d outside the input's %d lines", ye.Line, lines)
 			}
 			return
 		}
-		lines := maxLines(data)
+		lines := yamltest.MaxLines(data)
 		for _, d := range docs {
 			for _, md := range indexDoc(d.Node) {
 				if md.Line < 1 || md.Line > lines {
@@ -51,17 +75,4 @@ func FuzzManifests(f *testing.F) {
 			}
 		}
 	})
-}
-
-// maxLines bounds the lines YAML sees in data: every line break it knows (\n, \r, NEL,
-// LS, PS) may start a line.
-func maxLines(data []byte) int {
-	n := 1
-	for _, r := range string(data) {
-		switch r {
-		case '\n', '\r', '\u0085', '\u2028', '\u2029':
-			n++
-		}
-	}
-	return n
 }

@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/fn/runtime/runtimeutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/olmsync/olmsync/internal/safeyaml"
 )
 
 // plan is what olmsync learns about an app before kustomize runs: every kustomization and
@@ -205,6 +207,9 @@ func (pl *planner) walk(k *kustomization) error {
 	if err := pl.checkRemoteFiles(k); err != nil {
 		return err
 	}
+	if err := pl.checkParsedInputs(k); err != nil {
+		return err
+	}
 	for _, field := range []string{"resources", "bases", "components"} {
 		for i, ref := range kustList(k, field) {
 			if err := pl.reference(k, field, i, ref); err != nil {
@@ -288,6 +293,58 @@ func (pl *planner) checkRemoteFiles(k *kustomization) error {
 		}
 	}
 	return nil
+}
+
+// checkParsedInputs passes what kustomize parses as YAML besides resources — patch,
+// replacement, configuration, CRD and OpenAPI files, and inline patches — through the
+// bounded decoder (and Helm values files, which kustomize merges with kyaml when Helm is
+// on), so that kustomize (whose kyaml expands anchors without a bound) never
+// reads a file the planner has not bounded. Only the limits are checked here; what the
+// files mean is kustomize's to judge.
+func (pl *planner) checkParsedInputs(k *kustomization) error {
+	refs := fileReferences(k)
+	for _, field := range []string{"patchesStrategicMerge", "patches", "patchesJson6902", "replacements", "configurations", "crds", "openapi", "helmCharts"} {
+		for _, ref := range refs[field] {
+			p, ok := join(k.Dir, ref)
+			if ref == "" || !ok || !pl.r.isFile(p) {
+				continue // inline, remote, missing or out of the repository: judged elsewhere
+			}
+			data, err := pl.r.readFile(p)
+			if err != nil {
+				return err
+			}
+			if err := safeyaml.Check(p, data); err != nil {
+				le, _ := limitError(err)
+				return le
+			}
+		}
+	}
+	for field, inline := range inlineDocuments(k) {
+		for i, text := range inline {
+			if err := safeyaml.Check("", []byte(text)); err != nil {
+				le, _ := limitError(err)
+				return &locatedError{file: k.File, line: seqItemLine(k.Node, field, i),
+					err: fmt.Errorf("inline %s entry: %s: %w", field, le.Msg, ErrInputLimit)}
+			}
+		}
+	}
+	return nil
+}
+
+// inlineDocuments are the YAML documents a kustomization holds as strings, by field and
+// entry ("" where the entry is a file).
+func inlineDocuments(kust *kustomization) map[string][]string {
+	out := map[string][]string{}
+	for _, p := range kust.Legacy.PatchesStrategicMerge {
+		out["patchesStrategicMerge"] = append(out["patchesStrategicMerge"], string(p))
+	}
+	for _, p := range kust.K.Patches {
+		out["patches"] = append(out["patches"], p.Patch)
+	}
+	for _, p := range kust.Legacy.PatchesJson6902 {
+		out["patchesJson6902"] = append(out["patchesJson6902"], p.Patch)
+	}
+	return out
 }
 
 // fileReferences are the file paths of a kustomization that kustomize loads as files,
@@ -458,9 +515,12 @@ func classifyPlugin(d manifestDoc) pluginClass {
 }
 
 // pluginEntry checks one entry of generators, transformers or validators. A generator
-// whose plugin is off is left out with a warning (ksops and sops generate Secrets, which no
-// placement rule needs); a transformer or validator whose plugin is off is an error, since
-// leaving it out would change the other objects (see skippable).
+// whose plugin is off is left out (ksops and sops generate Secrets, which no placement
+// rule needs), so the rest of the app is still rendered and checked, and the app is
+// marked incomplete (ReasonPluginSkipped): its objects lack what the generator makes,
+// which must neither pass a check nor let a reconciler prune what it made before. A
+// transformer or validator whose plugin is off is an error, since leaving it out would
+// change the other objects (see skippable).
 func (pl *planner) pluginEntry(k *kustomization, field string, i int, entry string) error {
 	line := seqItemLine(k.Node, field, i)
 	at := func(err error) error { return &locatedError{file: k.File, line: line, err: err} }
@@ -486,7 +546,7 @@ func (pl *planner) pluginEntry(k *kustomization, field string, i int, entry stri
 		}
 		pl.p.warnings = append(pl.p.warnings, Diagnostic{
 			Reason: ReasonPluginSkipped, File: file, Line: docLine, Apps: []string{pl.p.app.ID()},
-			Message: fmt.Sprintf("%s needs %s, which is off; skipped, so what it generates is not rendered or checked", what, class.need()),
+			Message: fmt.Sprintf("%s needs %s, which is off; skipped, so what it generates is not rendered or checked and the app is incomplete: it is not applied or pruned", what, class.need()),
 		})
 	}
 	if len(skipped) == 0 {
@@ -522,7 +582,12 @@ func (pl *planner) pluginConfigs(k *kustomization, field string, i int, entry st
 	at := func(err error) error {
 		return &locatedError{file: k.File, line: seqItemLine(k.Node, field, i), err: err}
 	}
-	if inline, err := decodeDocs(k.File, []byte(entry)); err == nil && len(inline) > 0 && inline[0].Node.Kind == yaml.MappingNode {
+	inline, err := decodeDocs(k.File, []byte(entry))
+	var ye *YAMLError
+	if errors.As(err, &ye) && ye.limit {
+		return nil, "", at(fmt.Errorf("inline %s entry: %s: %w", field, ye.Msg, ErrInputLimit))
+	}
+	if err == nil && len(inline) > 0 && inline[0].Node.Kind == yaml.MappingNode {
 		var docs []manifestDoc
 		for _, d := range inline {
 			docs = append(docs, indexDoc(d.Node)...)

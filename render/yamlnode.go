@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"regexp"
 	"slices"
@@ -13,6 +12,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	yamlv2 "sigs.k8s.io/yaml/goyaml.v2"
+
+	"github.com/olmsync/olmsync/internal/safeyaml"
 )
 
 // YAMLError is a YAML file that could not be read: its syntax is broken, a key is given
@@ -21,6 +22,9 @@ type YAMLError struct {
 	File string
 	Line int
 	Msg  string
+	// limit: the file was refused before it was decoded, for its size, its node count
+	// or its aliases (ErrInputLimit), not for its syntax.
+	limit bool
 }
 
 func (e *YAMLError) Error() string {
@@ -30,8 +34,23 @@ func (e *YAMLError) Error() string {
 	return fmt.Sprintf("%s: %s", e.File, e.Msg)
 }
 
-// Is makes errors.Is(err, ErrMalformedYAML) true for every YAMLError.
-func (e *YAMLError) Is(target error) bool { return target == ErrMalformedYAML }
+// Is makes errors.Is(err, ErrMalformedYAML) true for a YAMLError about the file's
+// content, errors.Is(err, ErrInputLimit) for one refused by a limit.
+func (e *YAMLError) Is(target error) bool {
+	if e.limit {
+		return target == ErrInputLimit
+	}
+	return target == ErrMalformedYAML
+}
+
+// limitError is a file the bounded decoder refused, as a YAMLError naming file and line.
+func limitError(err error) (*YAMLError, bool) {
+	var le *safeyaml.LimitError
+	if !errors.As(err, &le) {
+		return nil, false
+	}
+	return &YAMLError{File: le.File, Line: le.Line, Msg: le.Msg, limit: true}, true
+}
 
 // yamlLineRE finds the line yaml.v3 puts in its messages ("yaml: line 5: ...",
 // "line 5: cannot unmarshal ...").
@@ -105,21 +124,22 @@ type yamlDoc struct {
 	Line int
 }
 
-// decodeDocs reads every document of a YAML (or JSON) stream. Empty documents (only
+// decodeDocs reads every document of a YAML (or JSON) stream through the bounded decoder
+// (internal/safeyaml): a file over its limits, or whose aliases expand too far, is a
+// YAMLError (ErrInputLimit) naming file and line, and nothing else ever parses it, since
+// every file an app's build reads is planned through here first. Empty documents (only
 // comments, or nothing between two "---") are skipped, as kubectl and kustomize skip them.
 // A duplicate key anywhere in a document is an error naming its line.
 func decodeDocs(file string, data []byte) ([]yamlDoc, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
+	nodes, err := safeyaml.Documents(file, data)
+	if err != nil {
+		if le, ok := limitError(err); ok {
+			return nil, le
+		}
+		return nil, syntaxError(file, data, err)
+	}
 	var docs []yamlDoc
-	for {
-		var n yaml.Node
-		err := dec.Decode(&n)
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
-			return nil, syntaxError(file, data, err)
-		}
+	for _, n := range nodes {
 		if len(n.Content) == 0 {
 			continue
 		}
@@ -132,6 +152,7 @@ func decodeDocs(file string, data []byte) ([]yamlDoc, error) {
 		}
 		docs = append(docs, yamlDoc{Node: content, Line: content.Line})
 	}
+	return docs, nil
 }
 
 // checkDuplicateKeys reports the first mapping key given twice. yaml.v3 only notices

@@ -296,8 +296,10 @@ func toSARIFLocation(file string, line int) sarifLocation {
 }
 
 // artifactURI writes a repository-relative path as a relative URI reference: each segment
-// percent-encoded, and ':' too, so that "a:b/c.yaml" is not read as a URI scheme.
+// percent-encoded, and ':' too, so that "a:b/c.yaml" is not read as a URI scheme. Leading
+// slashes are dropped: "//x" would be read as a host.
 func artifactURI(file string) string {
+	file = strings.TrimLeft(file, "/")
 	if file == "" {
 		return "."
 	}

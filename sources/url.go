@@ -100,8 +100,10 @@ func parseRemoteURL(raw string) (*remoteURL, error) {
 			blankUserinfo(raw))
 	}
 	u, err := url.Parse(raw)
-	if err != nil {
-		// url.Error repeats the URL, secrets included: never wrap it.
+	if err != nil || u.Opaque != "" {
+		// url.Error repeats the URL, secrets included: never wrap it. An opaque URL
+		// ("file:://u:p@h", no "//" after the scheme) has no userinfo to take the
+		// password out of: it would be shown as written.
 		return nil, fmt.Errorf("repository URL %q cannot be parsed", blankUserinfo(raw))
 	}
 	r := &remoteURL{scheme: strings.ToLower(u.Scheme), host: strings.ToLower(u.Hostname()), port: u.Port()}

@@ -71,6 +71,10 @@ func TestRedactURL(t *testing.T) {
 		"not a url at all":               "not a url at all",
 		"ssh://git:hunter22@h/r":         "ssh://git@h/r",
 		"https://oauth2:tok12345@gitlab": "https://gitlab",
+		// Found by FuzzRedactURL (testdata/fuzz/FuzzRedactURL/523f877057fb3115): an opaque
+		// URL ("file:" and no "//") kept its text, password included.
+		"file:://user:hunter22@":   "file:://***@",
+		"https:://user:hunter22@h": "https:://***@h",
 	}
 	for raw, want := range tests {
 		if got := RedactURL(raw); got != want {

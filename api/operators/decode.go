@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/olmsync/olmsync/internal/safeyaml"
 )
 
 // ErrNotOLMKind is returned by Decode for a manifest whose apiVersion/kind is not one of
@@ -29,8 +31,12 @@ type Decoded struct {
 // Decode reads one YAML or JSON manifest of an operators.coreos.com kind. A field the
 // types do not know is never dropped silently: it is listed in Decoded.UnknownFields.
 // A manifest that is not valid YAML, that repeats a key, or whose values have the wrong
-// type, is an error.
+// type, is an error; so is one over the bounded reader's limits (internal/safeyaml: its
+// size, its nodes, aliases expanding too far), refused before it is decoded.
 func Decode(manifest []byte) (*Decoded, error) {
+	if err := safeyaml.Check("", manifest); err != nil {
+		return nil, fmt.Errorf("parse manifest: %w", err)
+	}
 	// Strict: a key given twice is an error naming its line, not a silent last-one-wins.
 	data, err := yaml.YAMLToJSONStrict(manifest)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/api/operators/v1alpha2"
+	"github.com/olmsync/olmsync/internal/safeyaml"
 	"github.com/olmsync/olmsync/reconcile/olm/groups"
 )
 
@@ -95,6 +96,9 @@ func LoadClusterState(root string) (*ClusterState, error) {
 
 // add reads one manifest into the state; a List adds each of its items.
 func (st *ClusterState) add(doc []byte) error {
+	if err := safeyaml.Check("", doc); err != nil {
+		return err
+	}
 	data, err := yaml.YAMLToJSON(doc)
 	if err != nil {
 		return fmt.Errorf("parse manifest: %w", err)

@@ -6,10 +6,12 @@ import (
 	"io"
 	"log"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/crane"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -154,5 +156,38 @@ func TestCatalogImage(t *testing.T) {
 		if !strings.Contains(out, want) || !strings.Contains(out, "sha256:") {
 			t.Errorf("run %d: output does not contain %q and the digest:\n%s", i, want, out)
 		}
+	}
+}
+
+// TestCatalogValidateNamesTheCause: the issue's catalog — a dangling range operator in a
+// skipRange, and an entry replacing a bundle the package does not have — is invalid, and
+// the replaces is reported as such, before OLM's "multiple channel heads", without -v.
+func TestCatalogValidateNamesTheCause(t *testing.T) {
+	dir := t.TempDir()
+	bundle := func(v string) string {
+		return `{"schema":"olm.bundle","name":"a.v` + v + `","package":"a","image":"quay.io/a:` + v + `","properties":[{"type":"olm.package","value":{"packageName":"a","version":"` + v + `"}}]}` + "\n"
+	}
+	catalog := `{"schema":"olm.package","name":"a","defaultChannel":"stable"}
+{"schema":"olm.channel","package":"a","name":"stable","entries":[{"name":"a.v1.0.0"},{"name":"a.v1.1.0","replaces":"a.v1.0.0","skipRange":">=1.0.0 <"},{"name":"a.v1.2.0","replaces":"a.v1.1.1"}]}
+` + bundle("1.0.0") + bundle("1.1.0") + bundle("1.2.0")
+	file := filepath.Join(dir, "catalog.json")
+	if err := os.WriteFile(file, []byte(catalog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, "catalog", "validate", file)
+	wantExit(t, err, exitFindings)
+	var errs []string
+	for line := range strings.SplitSeq(out, "\n") {
+		if strings.HasPrefix(line, "error: ") {
+			errs = append(errs, strings.TrimPrefix(line, "error: "+file+":2: "))
+		}
+	}
+	want := []string{
+		`package "a", channel "stable", bundle "a.v1.2.0": replaces "a.v1.1.1", which is in no bundle of the package, so its chain does not join the channel's: the channel has more than one head`,
+		`package "a", channel "stable": multiple channel heads found in graph: a.v1.1.0, a.v1.2.0`,
+		`package "a", channel "stable", bundle "a.v1.1.0": invalid skipRange ">=1.0.0 <": "<" is not a comparison: OLM's parser (blang/semver) would drop it without a word and read the range as ">=1.0.0"`,
+	}
+	if diff := cmp.Diff(want, errs); diff != "" {
+		t.Errorf("errors (-want +got):\n%s\n%s", diff, out)
 	}
 }

@@ -40,6 +40,7 @@ func (f *sourceFlags) source(args []string) check.Source {
 
 type checkFlags struct {
 	sourceFlags
+	limitFlags
 	base        string
 	failOn      string
 	output      string
@@ -69,7 +70,7 @@ func newCheckCommand() *cobra.Command {
 		Short: "Render a GitOps repository and check its OLM objects against the operator placement rules",
 		Long: `Render every app of a GitOps repository with kustomize (in-process) and check the OLM objects
 (Subscriptions, OperatorGroups, CatalogSources, CSVs, InstallPlans) against the operator
-placement rules OP001-OP014 and your own Rego rules, cluster by cluster.
+placement rules OP001-OP015 and your own Rego rules, cluster by cluster.
 
 PATH is a folder (default: the current one), read as it is on disk, or at --ref from its git
 history. URL is a repository (https, ssh, file) fetched at --ref into a cache.
@@ -105,10 +106,17 @@ read, rendered or evaluated (the report still lists everything else that was che
 	fl.BoolVar(&f.enableContainerPlugins, "enable-container-plugins", false, "run kustomize container KRM functions")
 	fl.BoolVar(&f.enableHelm, "enable-helm", false, "let kustomizations inflate Helm charts (helmCharts)")
 	fl.StringVar(&f.helmCommand, "helm-command", "helm", "the helm binary --enable-helm runs")
+	f.registerTimeout(fl)
+	f.registerMemory(fl)
 	return cmd
 }
 
-func runCheck(cmd *cobra.Command, f *checkFlags, args []string) error {
+func runCheck(cmd *cobra.Command, f *checkFlags, args []string) (err error) {
+	done, err := f.guardMemory(cmd)
+	if err != nil {
+		return err
+	}
+	defer func() { err = done(err) }()
 	failOn, err := report.ParseFailOn(f.failOn)
 	if err != nil {
 		return err
@@ -121,7 +129,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := check.Options{RepoURLs: f.repoURLs}
+	opts := check.Options{RepoURLs: f.repoURLs, PolicyTimeout: f.policyTimeout}
 	opts.Render.AllowRemoteBases = f.allowRemoteBases
 	opts.Render.EnableExecPlugins = f.enableExecPlugins
 	opts.Render.EnableContainerPlugins = f.enableContainerPlugins

@@ -86,7 +86,7 @@ func TestExamplePasses(t *testing.T) {
 }
 
 // TestExampleViolations checks examples/gitops-violations through the CLI: every rule
-// OP001–OP014 broken in cluster alpha, each at its file and line; cluster beta, built
+// OP001–OP015 broken in cluster alpha, each at its file and line; cluster beta, built
 // from the same bases, stays clean.
 func TestExampleViolations(t *testing.T) {
 	r, err := checkJSON(t, exampleViolations)
@@ -108,6 +108,7 @@ func TestExampleViolations(t *testing.T) {
 		{"OP011", "error", "alpha", "team-a-alpha", "team-a/overlays/alpha/clusterrole.yaml", 2, false},
 		{"OP009", "error", "alpha", "team-a-alpha", "team-a/overlays/alpha/csv.yaml", 3, false},
 		{"OP007", "error", "alpha", "team-a-alpha", "team-a/overlays/alpha/subscription-team-b.yaml", 2, false},
+		{"OP015", "error", "alpha", "team-a-alpha", "team-a/overlays/alpha/subscription-team-b.yaml", 2, false},
 		{"OP001", "error", "alpha", "team-b-alpha", "team-b/olm.yaml", 2, false},
 		{"OP006", "error", "alpha", "team-b-alpha", "team-b/olm.yaml", 13, false},
 		{"OP007", "error", "alpha", "team-b-alpha", "team-b/olm.yaml", 13, false},
@@ -122,12 +123,12 @@ func TestExampleViolations(t *testing.T) {
 	for _, f := range findings(r) {
 		broken[f.Rule] = true
 	}
-	for i := 1; i <= 14; i++ {
+	for i := 1; i <= 15; i++ {
 		if id := fmt.Sprintf("OP%03d", i); !broken[id] {
 			t.Errorf("no example breaks %s", id)
 		}
 	}
-	if r.Summary.Errors != 15 || r.Summary.Warnings != 2 || len(r.Problems) != 0 {
+	if r.Summary.Errors != 16 || r.Summary.Warnings != 2 || len(r.Problems) != 0 {
 		t.Errorf("summary %+v, problems %+v", r.Summary, r.Problems)
 	}
 }
@@ -139,12 +140,12 @@ func TestExampleFormats(t *testing.T) {
 		format string
 		want   []string
 	}{
-		{"text", []string{"team-b/olm.yaml\n  2   error    OP001  OperatorGroup team-b/team-b  (app team-b-alpha)", "failed: 15 errors"}},
+		{"text", []string{"team-b/olm.yaml\n  2   error    OP001  OperatorGroup team-b/team-b  (app team-b-alpha)", "failed: 16 errors"}},
 		// The example is a folder of olmsync's repository: GitHub and code scanning read
 		// paths from the repository's top.
-		// 15 errors: nine annotated, a tenth counting the rest, which are in the log.
+		// 16 errors: nine annotated, a tenth counting the rest, which are in the log.
 		{"github", []string{"::error file=examples/gitops-violations/team-a/overlays/alpha/clusterrole.yaml,line=2,title=OP011 ",
-			"::error title=olmsync%3A 6 more errors not shown::",
+			"::error title=olmsync%3A 7 more errors not shown::",
 			"\n  error examples/gitops-violations/team-b/olm.yaml:35 OP010 No InstallPlan in Git: ",
 			"::warning file=examples/gitops-violations/cluster-scope/base/operators.coreos.com/subscriptions/cluster-logging/subscription.yaml,line=1,title=OP012 "}},
 		{"markdown", []string{"<!-- olmsync-report -->", "`team-a/overlays/alpha/csv.yaml:3`", "OP009"}},
@@ -188,7 +189,7 @@ func TestExampleFormats(t *testing.T) {
 				}
 			}
 		}
-		if failed["OP010 InstallPlan team-b/install-prometheus"] != "team-b/olm.yaml" || len(failed) != 17 || passed == 0 {
+		if failed["OP010 InstallPlan team-b/install-prometheus"] != "team-b/olm.yaml" || len(failed) != 18 || passed == 0 {
 			t.Errorf("%d failed cases %v, %d passed", len(failed), failed, passed)
 		}
 	})

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/olmsync/olmsync/check"
 	"github.com/olmsync/olmsync/internal/kube"
 	"github.com/olmsync/olmsync/reconcile"
 	"github.com/olmsync/olmsync/reconcile/gitsync"
@@ -47,6 +48,7 @@ type runOptions struct {
 	gitCache          string
 	allowLocalSources bool
 	concurrent        int
+	limits            limitFlags
 	jitter            jitter.IntervalOptions
 	zap               zap.Options
 	// a Sync from flags
@@ -104,6 +106,7 @@ branch; local sources are then allowed).`,
 	f.StringVar(&o.gitCache, "git-cache", "", "folder keeping the fetched repositories, so a restart still has the last good revisions (default: the user's cache folder, olmsync/git)")
 	f.BoolVar(&o.allowLocalSources, "allow-local-sources", false, "let Syncs use file:// URLs, which read olmsync's own filesystem")
 	f.IntVar(&o.concurrent, "concurrent", 4, "how many Syncs are reconciled at once")
+	o.limits.registerTimeout(f)
 	o.jitter.BindFlags(f) // --interval-jitter-percentage, 5 by default, as Flux's controllers
 	// --zap-log-level (info, debug, or a number), --zap-encoder, --zap-devel, ...: the
 	// logging flags of every controller-runtime manager.
@@ -204,6 +207,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 			CacheDir:                gitCache,
 			AllowLocalSources:       o.allowLocalSources,
 			MaxConcurrentReconciles: o.concurrent,
+			Check:                   check.Options{PolicyTimeout: o.limits.policyTimeout},
 		},
 	})
 	if err != nil {

@@ -53,3 +53,57 @@ func Path(tb testing.TB, rel string) string {
 	}
 	return p
 }
+
+// File is one file of the shared data: its path and content.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// Files reads the files below Root()/rel whose paths match (every file when match is nil),
+// in lexical order, at most limit of them (0: no limit). Fuzz tests seed their corpora
+// with them, read at fuzz time, never copied into the repository. When the folder is
+// missing a fuzz test still runs on its own seeds: Files returns nothing, with a log line;
+// under CI it fails the test, as Path does.
+func Files(tb testing.TB, rel string, match func(path string) bool, limit int) []File {
+	tb.Helper()
+	root := filepath.Join(Root(), rel)
+	if _, err := os.Stat(root); err != nil {
+		if os.Getenv("CI") != "" {
+			tb.Fatalf("shared test data %s is missing and CI is set: %v", root, err)
+		}
+		tb.Logf("shared test data %s is missing; the fuzz corpus has only the test's own seeds", root)
+		return nil
+	}
+	var out []File
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || (match != nil && !match(p)) {
+			return err
+		}
+		if limit > 0 && len(out) == limit {
+			return filepath.SkipAll
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out = append(out, File{Path: p, Data: data})
+		return nil
+	})
+	if err != nil {
+		tb.Fatalf("read shared test data %s: %v", root, err)
+	}
+	return out
+}
+
+// HasExt is a Files match for file names ending in one of exts (".yaml", ".yml").
+func HasExt(exts ...string) func(string) bool {
+	return func(p string) bool {
+		for _, e := range exts {
+			if filepath.Ext(p) == e {
+				return true
+			}
+		}
+		return false
+	}
+}

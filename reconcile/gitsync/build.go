@@ -38,6 +38,9 @@ type Build struct {
 	Violations []policy.Violation
 	// Mode is the Sync's policy mode.
 	Mode olmsyncv1alpha1.PolicyMode
+	// skips counts the Problems that are an app rendered without a generator whose
+	// plugin is off (render.ReasonPluginSkipped).
+	skips int
 	// gated maps the inventory ID of each object an unwaived error keeps out (enforce
 	// mode) to the findings that gate it.
 	gated map[string][]policy.Violation
@@ -86,9 +89,13 @@ func Select(res *check.Result, obj *olmsyncv1alpha1.Sync) *Build {
 			ids[a.ID()], names[a.Name] = true, true
 		}
 	}
+	skipped := pluginSkips(res.Render)
 	for _, p := range res.Problems {
 		if p.App == "" || ids[p.App] {
 			b.Problems = append(b.Problems, p)
+			if skipped[skipKey{p.App, p.File, p.Line}] {
+				b.skips++
+			}
 		}
 	}
 	for _, name := range obj.Spec.Apps {
@@ -138,6 +145,40 @@ func objectID(o policy.ObjectRef) string {
 
 // Complete reports whether the build may drive an apply and a prune.
 func (b *Build) Complete() bool { return len(b.Problems) == 0 }
+
+// IncompleteReason is the BuildFailed condition's reason for an incomplete build:
+// PluginSkipped when every problem is a generator left out for its plugin, else
+// BuildFailed.
+func (b *Build) IncompleteReason() string {
+	if len(b.Problems) > 0 && b.skips == len(b.Problems) {
+		return olmsyncv1alpha1.PluginSkippedReason
+	}
+	return olmsyncv1alpha1.BuildFailedReason
+}
+
+// skipKey is where a generator was left out, for one app.
+type skipKey struct {
+	app, file string
+	line      int
+}
+
+// pluginSkips are the generators render left out because their plugin is off, per app:
+// the check reports each as a problem of that app at the generator's file and line.
+func pluginSkips(res *render.Result) map[skipKey]bool {
+	out := map[skipKey]bool{}
+	if res == nil {
+		return out
+	}
+	for _, w := range res.Warnings {
+		if w.Reason != render.ReasonPluginSkipped {
+			continue
+		}
+		for _, app := range w.Apps {
+			out[skipKey{app, w.File, w.Line}] = true
+		}
+	}
+	return out
+}
 
 // ProblemMessage says what made the build incomplete, naming files and lines: the first
 // three problems, and how many more there are.

@@ -2,6 +2,7 @@ package gitsync
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 
@@ -214,5 +215,45 @@ spec:
 	b := Select(res, syncOf("alpha", olmsyncv1alpha1.PolicyModeEnforce))
 	if diff := cmp.Diff([]string{"team-a"}, appNames(b)); diff != "" {
 		t.Errorf("applied apps (-want +got):\n%s", diff)
+	}
+}
+
+// TestIncompleteReason: a build whose only problems are generators left out for their
+// plugin is PluginSkipped; with any other problem, BuildFailed.
+func TestIncompleteReason(t *testing.T) {
+	ksops := "apiVersion: viaduct.ai/v1\nkind: ksops\nmetadata: {name: secrets}\n"
+	with := func(files, more map[string]string) map[string]string {
+		out := maps.Clone(files)
+		maps.Copy(out, more)
+		return out
+	}
+	skipping := with(twoClusters, map[string]string{
+		"alpha/team-a/kustomization.yaml": "resources: [og.yaml, sub.yaml, cm.yaml]\ngenerators: [gen.yaml]\n",
+		"alpha/team-a/gen.yaml":           ksops,
+	})
+	tests := []struct {
+		name  string
+		files map[string]string
+		sync  *olmsyncv1alpha1.Sync
+		want  string
+	}{
+		{"complete", twoClusters, syncOf("alpha", ""), ""},
+		{"a skipped generator", skipping, syncOf("alpha", ""), olmsyncv1alpha1.PluginSkippedReason},
+		{"another cluster's skipped generator", skipping, syncOf("beta", ""), ""},
+		{"a skipped generator and a broken app", with(skipping, map[string]string{
+			"alpha/cluster-scope/kustomization.yaml": "resources: [missing.yaml]\n",
+		}), syncOf("alpha", ""), olmsyncv1alpha1.BuildFailedReason},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := Select(checked(t, tt.files), tt.sync)
+			got := ""
+			if !b.Complete() {
+				got = b.IncompleteReason()
+			}
+			if got != tt.want {
+				t.Errorf("reason %q, want %q (problems %+v)", got, tt.want, b.Problems)
+			}
+		})
 	}
 }

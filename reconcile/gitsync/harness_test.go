@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
+	"github.com/olmsync/olmsync/check"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
 	"github.com/olmsync/olmsync/reconcile"
@@ -57,6 +58,8 @@ type managerOptions struct {
 	// leaseNamespace, when set, turns leader election on with a Lease there, with the
 	// short timings of leaseTimings.
 	leaseNamespace string
+	// policyTimeout is `olmsync run --policy-timeout` (0: the default).
+	policyTimeout time.Duration
 }
 
 // leaseTimings are leader election's durations in the tests that take a lease: a deposed
@@ -109,6 +112,7 @@ func newManager(t testing.TB, ctx context.Context, cfg *rest.Config, o managerOp
 			HealthPollInterval:      300 * time.Millisecond,
 			CRDTimeout:              20 * time.Second,
 			MaxConcurrentReconciles: o.concurrent,
+			Check:                   check.Options{PolicyTimeout: o.policyTimeout},
 		},
 	})
 	if err != nil {

@@ -40,8 +40,12 @@ func (r *Reconciler) build(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pa
 	}
 	if !b.Complete() {
 		obj.Status.Apps = unbuiltApps(b, obj.Status.Apps)
-		conditions.MarkTrue(obj, olmsyncv1alpha1.BuildFailedCondition, olmsyncv1alpha1.BuildFailedReason,
-			"revision %s did not build, so nothing was applied or pruned: %s", b.Revision, b.ProblemMessage())
+		verb := "did not build"
+		if b.IncompleteReason() == olmsyncv1alpha1.PluginSkippedReason {
+			verb = "built without a generator whose plugin is off"
+		}
+		conditions.MarkTrue(obj, olmsyncv1alpha1.BuildFailedCondition, b.IncompleteReason(),
+			"revision %s %s, so nothing was applied or pruned: %s", b.Revision, verb, b.ProblemMessage())
 		return waiting("build: %s", b.ProblemMessage())
 	}
 	conditions.Delete(obj, olmsyncv1alpha1.BuildFailedCondition)

@@ -3,6 +3,8 @@ package gitsync_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -223,6 +225,68 @@ func TestViolationGatedThenAudit(t *testing.T) {
 	if got.Status.ViolationCount != 3 || got.Status.Violations[0].Gated || !conditions.IsTrue(got, olmsyncv1alpha1.PolicyViolationCondition) {
 		t.Errorf("audit mode: %d violations %+v, PolicyViolation %v", got.Status.ViolationCount, got.Status.Violations,
 			conditions.Get(got, olmsyncv1alpha1.PolicyViolationCondition))
+	}
+}
+
+// TestSkippedGeneratorPrunesNothing: a commit that removes an object and adds a generator
+// needing a plugin that is off (a ksops Secret generator) leaves its app incomplete: Ready
+// says PluginSkipped naming the generator, its file and line, and nothing is applied or
+// pruned, so the removed object and whatever the generator made before stay.
+func TestSkippedGeneratorPrunesNothing(t *testing.T) {
+	env := testenv.Get(t)
+	startManager(t, env, managerOptions{})
+	ns := uniqueNS("plugin")
+	up := gittest.NewUpstream(t, with(repository(ns), map[string]string{
+		"team/extra.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n",
+	}))
+	srv := gittest.Serve(t, up, gittest.ServerOptions{})
+	createNamespace(t, env, "olmsync-plugin")
+	s := newSync(t, env, "olmsync-plugin", ns, srv.RepoURL(), nil)
+	appliedAt(t, env, s, up.Head(t))
+
+	skipped := up.Push(t, map[string]string{
+		"team/extra.yaml":         "",
+		"team/kustomization.yaml": "resources:\n- configmap.yaml\ngenerators:\n- secrets.yaml\n",
+		"team/secrets.yaml":       "apiVersion: viaduct.ai/v1\nkind: ksops\nmetadata:\n  name: team-secrets\n",
+	}, "remove extra, generate the team's Secrets with ksops")
+	got := waitReady(t, env, s, metav1.ConditionFalse, olmsyncv1alpha1.PluginSkippedReason)
+	c := conditions.Get(got, olmsyncv1alpha1.BuildFailedCondition)
+	if c == nil || c.Reason != olmsyncv1alpha1.PluginSkippedReason || !strings.Contains(c.Message, skipped) ||
+		!strings.Contains(c.Message, "team/secrets.yaml:1") || !strings.Contains(c.Message, `generator ksops "team-secrets" (viaduct.ai/v1)`) {
+		t.Errorf("BuildFailed = %+v, want PluginSkipped naming the revision, team/secrets.yaml:1 and the generator", c)
+	}
+	if object(t, env, configMapGVK, ns, "extra") == nil {
+		t.Fatal("an app incomplete for a skipped generator pruned an object")
+	}
+	if !hasEntry(got, ns+"_extra__ConfigMap") {
+		t.Errorf("the inventory lost the object it did not prune: %+v", got.Status.Inventory)
+	}
+}
+
+// TestSlowRuleIsStopped: a rule of spec.policy.rules that loops is stopped at the
+// policy timeout (`olmsync run --policy-timeout`); BuildFailed names the rule and its file,
+// and the revision is neither applied nor pruned.
+func TestSlowRuleIsStopped(t *testing.T) {
+	env := testenv.Get(t)
+	slow, err := os.ReadFile(filepath.Join("..", "..", "policy", "testdata", "hostile", "slow", "slow.rego"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startManager(t, env, managerOptions{policyTimeout: 300 * time.Millisecond})
+	ns := uniqueNS("slowrule")
+	up := gittest.NewUpstream(t, with(repository(ns), map[string]string{"rules/slow.rego": string(slow)}))
+	srv := gittest.Serve(t, up, gittest.ServerOptions{})
+	createNamespace(t, env, "olmsync-slowrule")
+	s := newSync(t, env, "olmsync-slowrule", ns, srv.RepoURL(), func(spec *olmsyncv1alpha1.SyncSpec) {
+		spec.Policy.Rules = []olmsyncv1alpha1.RuleFolder{"rules"}
+	})
+	got := waitReady(t, env, s, metav1.ConditionFalse, olmsyncv1alpha1.BuildFailedReason)
+	msg := conditions.GetMessage(got, olmsyncv1alpha1.ReadyCondition)
+	if !strings.Contains(msg, "rules/slow.rego") || !strings.Contains(msg, "rule ACME667 (acme.slow) did not finish within the policy timeout of 300ms") {
+		t.Errorf("Ready message %q names neither the rule nor its file", msg)
+	}
+	if object(t, env, configMapGVK, ns, "settings") != nil {
+		t.Error("a revision whose rule was stopped was applied")
 	}
 }
 

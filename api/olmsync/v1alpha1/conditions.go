@@ -57,6 +57,11 @@ const (
 
 	// BuildFailedReason: rendering failed (kustomize, malformed YAML, olmsync.yaml).
 	BuildFailedReason = meta.BuildFailedReason
+	// PluginSkippedReason: an app rendered without a generator whose kustomize plugin
+	// (exec or container) is off, so what the generator makes is missing; the build is
+	// incomplete and nothing is applied or pruned. The message names the generator, its
+	// file and line.
+	PluginSkippedReason = "PluginSkipped"
 	// PolicyViolationReason: a placement rule is broken.
 	PolicyViolationReason = "PolicyViolation"
 	// ApplyFailedReason: the API server refused an object.

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/olmsync/olmsync/internal/safeyaml"
 )
 
 // The annotations of a bundle's metadata/annotations.yaml.
@@ -41,6 +43,9 @@ type BundleAnnotations struct {
 func ParseBundleAnnotations(data []byte) (BundleAnnotations, error) {
 	var doc struct {
 		Annotations map[string]any `json:"annotations"`
+	}
+	if err := safeyaml.Check("", data); err != nil {
+		return BundleAnnotations{}, err
 	}
 	if err := yaml.UnmarshalStrict(data, &doc); err != nil {
 		return BundleAnnotations{}, err
@@ -87,6 +92,9 @@ type Dependency struct {
 func ParseDependencies(data []byte) ([]Property, error) {
 	var doc struct {
 		Dependencies []Dependency `json:"dependencies"`
+	}
+	if err := safeyaml.Check("", data); err != nil {
+		return nil, err
 	}
 	if err := yaml.UnmarshalStrict(data, &doc); err != nil {
 		return nil, err
@@ -154,6 +162,9 @@ func dependencyProperty(d Dependency) (Property, error) {
 // ParsePropertiesFile reads a metadata/properties.yaml: {properties: [{type, value}]}.
 func ParsePropertiesFile(data []byte) ([]Property, error) {
 	var doc map[string]json.RawMessage
+	if err := safeyaml.Check("", data); err != nil {
+		return nil, err
+	}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	operatorsv1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/internal/safeyaml"
 )
 
 // The keys of a ConfigMap catalog (sourceType configmap, or the deprecated internal).
@@ -22,6 +23,9 @@ const (
 // origins call the file.
 func ReadConfigMap(data []byte, name string) (*Catalog, error) {
 	var cm corev1.ConfigMap
+	if err := safeyaml.Check(name, data); err != nil {
+		return nil, err
+	}
 	if err := yaml.Unmarshal(data, &cm); err != nil {
 		return nil, fmt.Errorf("%s: read ConfigMap: %w", name, err)
 	}
@@ -83,6 +87,10 @@ func readConfigMapList(cm *corev1.ConfigMap, key, cmName string, v *problems) []
 		return nil
 	}
 	var items []json.RawMessage
+	if err := safeyaml.Check("", []byte(value)); err != nil {
+		v.add(SeverityError, CodeParse, Origin{File: cmName + ", " + key}, "", "", "", "%s: %v", key, err)
+		return nil
+	}
 	if err := yaml.Unmarshal([]byte(value), &items); err != nil {
 		v.add(SeverityError, CodeParse, Origin{File: cmName + ", " + key}, "", "", "", "%s is not a YAML list: %v", key, err)
 		return nil
@@ -145,6 +153,9 @@ func withTypeMeta(raw []byte, apiVersion, kind string) ([]byte, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return nil, err
+	}
+	if obj == nil { // a null item of the list ("- " with nothing after it)
+		return nil, fmt.Errorf("a %s must be an object, not null", kind)
 	}
 	if _, ok := obj["apiVersion"]; !ok {
 		obj["apiVersion"], _ = json.Marshal(apiVersion)

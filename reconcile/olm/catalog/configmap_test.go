@@ -94,6 +94,17 @@ func TestLoadConfigMap(t *testing.T) {
 				{SeverityWarning, CodeBundleNotInChannel, "", "", "example.v0.1.2", "no channel of any package reaches this ClusterServiceVersion; it is not in the catalog"},
 			},
 		},
+		{
+			// Found by FuzzReadConfigMap (testdata/fuzz/FuzzReadConfigMap/dcdbd529c46199dd): a
+			// null item of the CSV list panicked ("assignment to entry in nil map").
+			name: "a null item in the CSV list",
+			cm: func(t *testing.T) *corev1.ConfigMap {
+				return configMap("", "-\n", "")
+			},
+			problems: []problemKey{
+				errorKey(CodeParse, "", "", "", "decode ClusterServiceVersion: a ClusterServiceVersion must be an object, not null"),
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

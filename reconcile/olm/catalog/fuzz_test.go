@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,29 @@ import (
 	"testing/fstest"
 
 	"github.com/blang/semver/v4"
+
+	"github.com/olmsync/olmsync/internal/safeyaml/yamltest"
+	"github.com/olmsync/olmsync/internal/shareddata"
 )
+
+// maxSeed keeps the fuzzers' inputs small enough for many executions a second.
+const maxSeed = 32 << 10
+
+// maxSeeds bounds the seeds taken from the shared data: every seed is run before fuzzing
+// starts, and `make fuzz` gives each target only seconds.
+const maxSeeds = 60
+
+// bundlesRoot is the shared data's folder of real bundles and package manifests.
+const bundlesRoot = "data/catalogs/community-operators-bundles"
+
+// sharedFile reads one shared file for a seed, "" when it is missing or too large.
+func sharedFile(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) > maxSeed {
+		return ""
+	}
+	return string(data)
+}
 
 // Every parser of outside input is fuzzed: none may panic, whatever it is given, and what
 // it reads must survive validation, ordering, graphing and rendering.
@@ -47,6 +70,16 @@ func FuzzReadFBCJSON(f *testing.F) {
 	f.Add([]byte(`{"schema":"olm.channel","package":"a","name":"s","entries":[{"name":"a.v1","replaces":"a.v1","skips":["a.v1",""]}]}`))
 	f.Add([]byte(`{"schema":"olm.bundle","name":"b","package":"a","properties":[{"type":"olm.bundle.object","value":{"data":"e30="}},{"type":"olm.constraint","value":{"all":{"constraints":[{"not":{"constraints":[]}}]}}}]}`))
 	f.Add([]byte(`{"schema":"olm.deprecations","package":"a","entries":[{"reference":{"schema":"olm.bundle"}}]}{"schema":`))
+	// The shared sample catalog, a package at a time.
+	for _, file := range shareddata.Files(f, bundlesRoot, func(p string) bool { return strings.HasSuffix(p, "sample-catalog.json") }, 1) {
+		c := ReadFBC(bytes.NewReader(file.Data), "sample.json")
+		for _, p := range c.Packages {
+			var out bytes.Buffer
+			if err := WriteFBC(&out, &Catalog{Packages: []*Package{p}}, RenderOptions{}); err == nil && out.Len() <= maxSeed {
+				f.Add(out.Bytes())
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		exercise(t, ReadFBC(bytes.NewReader(data), "catalog.json"))
 	})
@@ -66,6 +99,21 @@ func FuzzPackageManifest(f *testing.F) {
 		csvYAML("example.v0.1.2", "0.1.2", "example.v0.1.1", []string{"example.v0.1.0"}, ">=0.1.0 <0.1.2", "widgets.example.com"),
 		crdYAML("widgets.example.com", "v1"))
 	f.Add("packageName: a\nchannels: [{name: x, currentCSV: a.v1}, {name: x}]\n", "kind: ClusterServiceVersion\n", "---\n")
+	f.Add("packageName: a\n", yamltest.Laughs(9), yamltest.SelfAnchor)
+	// The shared etcd package manifest, with each of its versions' CSV and first CRD.
+	for _, file := range shareddata.Files(f, bundlesRoot+"/package-manifests", func(p string) bool { return strings.HasSuffix(p, ".package.yaml") }, 0) {
+		dir := filepath.Dir(file.Path)
+		versions, _ := os.ReadDir(dir)
+		for _, v := range versions {
+			csvs, _ := filepath.Glob(filepath.Join(dir, v.Name(), "*.clusterserviceversion.yaml"))
+			crds, _ := filepath.Glob(filepath.Join(dir, v.Name(), "*.crd.yaml"))
+			if len(csvs) > 0 && len(crds) > 0 {
+				if csv, crd := sharedFile(csvs[0]), sharedFile(crds[0]); csv != "" && crd != "" {
+					f.Add(string(file.Data), csv, crd)
+				}
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, pkg, csv, crd string) {
 		if pm, err := ParsePackageManifest([]byte(pkg)); err == nil {
 			_ = pm.Validate()
@@ -92,6 +140,18 @@ func FuzzBundleDirectory(f *testing.F) {
 		csvYAML("etcdoperator.v0.9.2", "0.9.2", "etcdoperator.v0.9.0", nil, "<0.9.2", "etcdclusters.etcd.database.coreos.com"))
 	f.Add("annotations: {operators.operatorframework.io.bundle.package.v1: 1, operators.operatorframework.io.bundle.manifests.v1: ../../x}\n",
 		"dependencies: [{type: olm.label, value: null}]\n", "properties: 3\n", "{}")
+	// The shared bundles: each one's metadata files and CSV (the small ones).
+	for _, file := range shareddata.Files(f, bundlesRoot+"/operators", func(p string) bool { return strings.HasSuffix(p, "metadata/annotations.yaml") }, 0) {
+		bundle := filepath.Dir(filepath.Dir(file.Path))
+		csvs, _ := filepath.Glob(filepath.Join(bundle, "manifests", "*.clusterserviceversion.yaml"))
+		if len(csvs) == 0 {
+			continue
+		}
+		if csv := sharedFile(csvs[0]); csv != "" {
+			f.Add(string(file.Data), sharedFile(filepath.Join(bundle, "metadata", "dependencies.yaml")),
+				sharedFile(filepath.Join(bundle, "metadata", "properties.yaml")), csv)
+		}
+	}
 	f.Fuzz(func(t *testing.T, annotations, dependencies, properties, csv string) {
 		_, _ = ParseBundleAnnotations([]byte(annotations))
 		_, _ = ParseDependencies([]byte(dependencies))
@@ -128,6 +188,8 @@ data:
       channels: [{name: alpha, currentCSV: example.v0.1.2}]
 `)
 	f.Add("kind: ConfigMap\ndata: {packages: '- {packageName: a, channels: [{name: x, currentCSV: a}]}', clusterServiceVersions: '[{metadata: {name: a}, spec: {replaces: a}}]'}\n")
+	f.Add(yamltest.Laughs(9))
+	f.Add("kind: ConfigMap\ndata:\n  clusterServiceVersions: |\n" + yamltest.Indent(yamltest.Laughs(9), "    "))
 	f.Fuzz(func(t *testing.T, manifest string) {
 		c, err := ReadConfigMap([]byte(manifest), "cm.yaml")
 		if err != nil {
@@ -137,17 +199,35 @@ data:
 	})
 }
 
+// FuzzParseRange: ParseRange never panics; it accepts exactly the ranges blang/semver (OLM's
+// parser) accepts without dropping a token, and then means what blang means; and a range
+// it refuses for a dropped token is one blang would shorten. Seeded with every skipRange
+// and dependency range of the shared community catalog.
 func FuzzParseRange(f *testing.F) {
-	for _, r := range []string{">=4.1.0 <4.1.2", "<2.0.0 || >=3.0.0", "1.x", ">1.2.x", "!=1.x.x", "<v1.4.0", "~1.2.3", "1.x.x.x", "> 1.0.0-rc.1+build", "||", ""} {
+	for _, r := range []string{">=4.1.0 <4.1.2", "<2.0.0 || >=3.0.0", "1.x", ">1.2.x", "!=1.x.x", "<v1.4.0", "~1.2.3", "1.x.x.x", "> 1.0.0-rc.1+build", "||", "",
+		">=1.0.0 <", "1.0.0 - 2.0.0", ">= 1.0.0 <  2.0.0 || 3"} {
 		f.Add(r, "1.2.3-rc.1")
+	}
+	for _, r := range sharedRanges(f) {
+		f.Add(r, "1.2.3")
 	}
 	f.Fuzz(func(t *testing.T, rng, version string) {
 		r, err := ParseRange(rng)
+		_, _, dropped := droppedToken(rng)
+		blang, blangErr := blangParseRange(rng)
+		switch {
+		case err == nil && dropped:
+			t.Fatalf("ParseRange accepted %q, whose token blang drops", rng)
+		case err == nil && blangErr != nil:
+			t.Fatalf("ParseRange accepted %q, which blang refuses: %v", rng, blangErr)
+		case err != nil && !dropped && blangErr == nil:
+			t.Fatalf("ParseRange refused %q (%v), which blang reads whole", rng, err)
+		}
 		if err != nil {
 			return
 		}
-		if v, err := semver.Parse(version); err == nil {
-			_ = r(v)
+		if v, err := semver.Parse(version); err == nil && r(v) != blang(v) {
+			t.Fatalf("%q contains %s: ParseRange says %t, blang %t", rng, v, r(v), blang(v))
 		}
 		e := ChannelEntry{Name: "a.v1", SkipRange: rng}
 		if _, err := e.ParseSkipRange("a"); err != nil {
@@ -212,4 +292,46 @@ func FuzzExtractTree(f *testing.F) {
 			}
 		}
 	})
+}
+
+// blangParseRange is blang/semver's ParseRange with its panics turned into errors.
+func blangParseRange(s string) (r semver.Range, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = nil, fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return semver.ParseRange(s)
+}
+
+// sharedRanges are the skipRanges and dependency ranges of the shared community catalog.
+func sharedRanges(f *testing.F) []string {
+	files := shareddata.Files(f, "data/catalogs/community-operators", func(p string) bool { return strings.HasSuffix(p, "catalog.json") }, 1)
+	if len(files) == 0 {
+		return nil
+	}
+	c := ReadFBC(bytes.NewReader(files[0].Data), "catalog.json")
+	seen := map[string]bool{}
+	var out []string
+	add := func(r string) {
+		if r != "" && !seen[r] && len(out) < maxSeeds {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	for _, p := range c.Packages {
+		for _, ch := range p.Channels {
+			for _, e := range ch.Entries {
+				add(e.SkipRange)
+			}
+		}
+		for _, b := range p.Bundles {
+			if props, err := b.Props(); err == nil {
+				for _, req := range props.RequiresPackages {
+					add(req.VersionRange)
+				}
+			}
+		}
+	}
+	return out
 }

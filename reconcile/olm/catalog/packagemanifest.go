@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/olmsync/olmsync/internal/safeyaml"
 )
 
 // PackageManifest is a package manifest (<pkg>.package.yaml, or one item of a ConfigMap
@@ -25,9 +27,12 @@ type PackageChannel struct {
 }
 
 // ParsePackageManifest reads a <pkg>.package.yaml strictly: an unknown field or a key
-// given twice is an error.
+// given twice is an error, and so is a file over the bounded reader's limits.
 func ParsePackageManifest(data []byte) (PackageManifest, error) {
 	var pm PackageManifest
+	if err := safeyaml.Check("", data); err != nil {
+		return pm, err
+	}
 	err := yaml.UnmarshalStrict(data, &pm)
 	return pm, err
 }

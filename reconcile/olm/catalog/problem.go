@@ -69,6 +69,7 @@ const (
 	CodeCycle                  Code = "Cycle"                  // a replaces cycle
 	CodeStranded               Code = "Stranded"               // entries the head's replaces chain never reaches
 	CodeReplacesMissing        Code = "ReplacesMissing"        // a replaced CSV that is not in the package (package manifests, ConfigMaps)
+	CodeReplacesUnknown        Code = "ReplacesUnknown"        // a replaces naming a bundle the package does not have, in a channel it splits
 	CodeReplacesOutside        Code = "ReplacesOutside"        // info: a replaces edge that leaves the channel at its tail
 	CodeSkipsMissing           Code = "SkipsMissing"           // info: a skip naming a bundle that is not in the channel
 	CodeCSVCount               Code = "CSVCount"               // a bundle or version folder without exactly one CSV
@@ -164,12 +165,14 @@ func (ps Problems) HasErrors() bool {
 }
 
 // Sort orders problems by package, channel, bundle, file, line, code and message, so that
-// reports are stable from run to run.
+// reports are stable from run to run; within a channel, a problem that causes the
+// channel's others (causes) comes first.
 func (ps Problems) Sort() {
 	slices.SortFunc(ps, func(a, b Problem) int {
 		return cmp.Or(
 			cmp.Compare(a.Package, b.Package),
 			cmp.Compare(a.Channel, b.Channel),
+			cmp.Compare(causeRank(a), causeRank(b)),
 			cmp.Compare(a.Bundle, b.Bundle),
 			cmp.Compare(a.Origin.File, b.Origin.File),
 			cmp.Compare(a.Origin.Line, b.Origin.Line),
@@ -177,6 +180,18 @@ func (ps Problems) Sort() {
 			cmp.Compare(a.Message, b.Message),
 		)
 	})
+}
+
+// causes are the codes of problems that explain the others of their channel: a reader
+// must see them first ("a replaces an unknown bundle", then OLM's "multiple channel
+// heads").
+var causes = map[Code]bool{CodeReplacesUnknown: true}
+
+func causeRank(p Problem) int {
+	if causes[p.Code] {
+		return 0
+	}
+	return 1
 }
 
 // problems collects problems while reading or validating.

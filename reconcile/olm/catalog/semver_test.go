@@ -41,6 +41,13 @@ func TestParseRange(t *testing.T) {
 		{rng: "|| 1.0.0", parseErr: true},
 		{rng: "1.0.0 ||", parseErr: true},
 		{rng: "latest", parseErr: true},
+		// A token of one character is dropped by blang/semver without a word, so the range
+		// would mean something else than written: olmsync refuses it (docs/olm.md).
+		{rng: ">=1.0.0 <", parseErr: true},
+		{rng: ">=1.0.0 > || <2.0.0", parseErr: true},
+		{rng: "1.0.0 - 2.0.0", parseErr: true},
+		{rng: ">=1.0.0 1", parseErr: true},
+		{rng: ">=1.0.0 <1.5.0 !", parseErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rng, func(t *testing.T) {
@@ -81,5 +88,20 @@ func TestParseSkipRangeNamesTheBundle(t *testing.T) {
 	}
 	if r, err := entry("a.v1").ParseSkipRange("a"); r != nil || err != nil {
 		t.Errorf("entry without skipRange: got (%v, %v), want (nil, nil)", r != nil, err)
+	}
+}
+
+// TestParseRangeNamesTheDanglingToken: the error of a range blang/semver would shorten
+// silently says which token it drops and what the range would then mean.
+func TestParseRangeNamesTheDanglingToken(t *testing.T) {
+	_, err := ParseRange(">=1.0.0 <")
+	want := `"<" is not a comparison: OLM's parser (blang/semver) would drop it without a word and read the range as ">=1.0.0"`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %s", err, want)
+	}
+	var se *SkipRangeError
+	_, err = ChannelEntry{Name: "a.v1.1.0", SkipRange: ">=1.0.0 <"}.ParseSkipRange("a")
+	if !errors.As(err, &se) || err.Error() != `package "a", bundle "a.v1.1.0": invalid skipRange ">=1.0.0 <": `+want {
+		t.Errorf("err = %v", err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/olmsync/olmsync/internal/safeyaml"
 )
 
 // A stream of objects is read one object at a time, so a 10 MB catalog of one object per
@@ -30,18 +32,25 @@ func (e *StreamError) Error() string { return fmt.Sprintf("line %d: %v", e.Line,
 func (e *StreamError) Unwrap() error { return e.Err }
 
 // readJSONStream reads concatenated JSON values (one per line, or pretty-printed, or both).
+// A value over safeyaml's document limit is refused while it is read, before the decoder
+// holds it whole; the file as a whole is not bounded, since it is read value by value.
 func readJSONStream(r io.Reader, fn objectFunc) error {
-	lines := &lineIndex{r: r}
+	lines := &lineIndex{r: r, limit: safeyaml.DefaultLimits.MaxDocumentBytes}
 	dec := json.NewDecoder(lines)
 	for {
 		// More skips the whitespace before the next value, so the decoder's offset is
 		// where that value starts.
 		dec.More()
 		start := dec.InputOffset()
+		lines.start = start
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
 		if errors.Is(err, io.EOF) {
 			return nil
+		}
+		if errors.Is(err, errValueTooLarge) || err == nil && int64(len(raw)) > lines.limit {
+			return &StreamError{Line: lines.line(start), Err: &safeyaml.LimitError{
+				Msg: fmt.Sprintf("JSON value of more than %d bytes; at most %d are read", lines.limit, lines.limit)}}
 		}
 		if err != nil {
 			offset := start
@@ -57,14 +66,33 @@ func readJSONStream(r io.Reader, fn objectFunc) error {
 	}
 }
 
-// lineIndex passes a reader through and remembers where its newlines are.
+// lineIndex passes a reader through and remembers where its newlines are. When limit is
+// set, it fails once more than limit bytes (and the decoder's read-ahead) were read since
+// start, the offset of the value being decoded.
 type lineIndex struct {
 	r        io.Reader
 	read     int64
 	newlines []int64
+	limit    int64
+	start    int64
 }
 
+// errValueTooLarge stops a JSON decoder reading a value past the limit.
+var errValueTooLarge = errors.New("JSON value over the limit")
+
+// readAhead is how far past a value json.Decoder may read (it reads in chunks).
+const readAhead = 64 << 10
+
 func (l *lineIndex) Read(p []byte) (int, error) {
+	if l.limit > 0 {
+		allowed := l.limit + readAhead - (l.read - l.start)
+		if allowed <= 0 {
+			return 0, errValueTooLarge
+		}
+		if int64(len(p)) > allowed {
+			p = p[:allowed]
+		}
+	}
 	n, err := l.r.Read(p)
 	for i, chunk := 0, p[:n]; ; {
 		j := bytes.IndexByte(chunk[i:], '\n')
@@ -86,14 +114,24 @@ func (l *lineIndex) line(offset int64) int {
 // readYAMLStream reads the documents of a YAML stream ("---" between them), handing each
 // non-empty one on as JSON. A document that does not parse stops the stream, with the
 // error's line counted from the top of the file.
+//
+// Every document passes the bounded reader (internal/safeyaml) first, against one budget
+// for the stream: a document over its limits, or whose aliases expand too far, stops the
+// stream before the decoder expands anything.
 func readYAMLStream(r io.Reader, fn objectFunc) error {
 	br := bufio.NewReader(r)
 	var doc bytes.Buffer
 	docLine, lineNo := 1, 0
+	// chunkLine is the line of the file the buffer's first line is: the "---" line.
+	chunkLine := 1
+	limits := safeyaml.NewReader("", safeyaml.DefaultLimits)
 	flush := func() error {
 		defer doc.Reset()
 		if isBlankYAML(doc.Bytes()) {
 			return nil
+		}
+		if err := limits.Check(doc.Bytes()); err != nil {
+			return streamLimitError(err, chunkLine, docLine)
 		}
 		data, err := yaml.YAMLToJSONStrict(doc.Bytes())
 		if err != nil {
@@ -113,7 +151,7 @@ func readYAMLStream(r io.Reader, fn objectFunc) error {
 				if err := flush(); err != nil {
 					return err
 				}
-				docLine = lineNo
+				docLine, chunkLine = lineNo, lineNo
 				if rest == "" {
 					docLine = lineNo + 1
 				}
@@ -130,6 +168,20 @@ func readYAMLStream(r io.Reader, fn objectFunc) error {
 			return readErr
 		}
 	}
+}
+
+// streamLimitError places a limit refusal of a document in the file: the document's
+// first line is chunkLine, its content starts at docLine.
+func streamLimitError(err error, chunkLine, docLine int) error {
+	var le *safeyaml.LimitError
+	if !errors.As(err, &le) {
+		return err
+	}
+	line := docLine
+	if le.Line > 0 {
+		line = chunkLine + le.Line - 1
+	}
+	return &StreamError{Line: line, Err: &safeyaml.LimitError{Msg: le.Msg}}
 }
 
 // documentStart reports whether a line is a "---" document marker, and returns what

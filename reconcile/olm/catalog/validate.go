@@ -172,7 +172,8 @@ func validateGraph(v *problems, p *Package, ch *Channel) {
 	for _, cycle := range g.cycles() {
 		v.add(SeverityError, CodeCycle, ch.Origin, p.Name, ch.Name, "", "detected cycle in replaces chain of upgrade graph: %s", strings.Join(cycle, " -> "))
 	}
-	switch heads := g.heads(); len(heads) {
+	heads := g.heads()
+	switch len(heads) {
 	case 0:
 		v.add(SeverityError, CodeNoHead, ch.Origin, p.Name, ch.Name, "", "no channel head found in graph")
 	case 1:
@@ -182,12 +183,21 @@ func validateGraph(v *problems, p *Package, ch *Channel) {
 	default:
 		v.add(SeverityError, CodeMultipleHeads, ch.Origin, p.Name, ch.Name, "", "multiple channel heads found in graph: %s", strings.Join(heads, ", "))
 	}
-	noteEdgesLeavingChannel(v, p, ch)
+	noteEdgesLeavingChannel(v, p, ch, len(heads) > 1)
 }
 
-func noteEdgesLeavingChannel(v *problems, p *Package, ch *Channel) {
+// noteEdgesLeavingChannel notes the replaces and skips that name something outside the
+// channel. In a channel of several heads, a replaces of a bundle the package does not have
+// at all is an error of its own, the first thing to fix: the entry's chain ends there
+// instead of joining the channel's (a typo, a version removed), which is what splits the
+// channel; opm only says "multiple channel heads".
+func noteEdgesLeavingChannel(v *problems, p *Package, ch *Channel, split bool) {
 	for _, e := range ch.Entries {
-		if e.Replaces != "" && ch.Entry(e.Replaces) == nil {
+		switch {
+		case e.Replaces == "" || ch.Entry(e.Replaces) != nil:
+		case split && p.Bundle(e.Replaces) == nil && whereIs(p, e.Replaces) == inNoBundle:
+			v.add(SeverityError, CodeReplacesUnknown, e.Origin, p.Name, ch.Name, e.Name, "replaces %q, which is %s, so its chain does not join the channel's: the channel has more than one head", e.Replaces, inNoBundle)
+		default:
 			v.add(SeverityInfo, CodeReplacesOutside, e.Origin, p.Name, ch.Name, e.Name, "replaces %q, which is not an entry of the channel (%s)", e.Replaces, whereIs(p, e.Replaces))
 		}
 		for _, s := range e.Skips {
@@ -198,6 +208,8 @@ func noteEdgesLeavingChannel(v *problems, p *Package, ch *Channel) {
 	}
 }
 
+const inNoBundle = "in no bundle of the package"
+
 // whereIs says where a name outside a channel lives: in other channels of the package, or nowhere.
 func whereIs(p *Package, name string) string {
 	var in []string
@@ -207,7 +219,7 @@ func whereIs(p *Package, name string) string {
 		}
 	}
 	if len(in) == 0 {
-		return "in no bundle of the package"
+		return inNoBundle
 	}
 	return "in channel " + strings.Join(in, ", ")
 }

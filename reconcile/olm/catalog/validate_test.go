@@ -205,6 +205,19 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
+			// The issue's case: an entry replaces a bundle the package does not have, so its
+			// chain never joins the channel's. The cause comes first, as an error; OLM's
+			// "multiple channel heads" follows.
+			name: "replaces of an unknown bundle splits the channel",
+			pkg: func() *Package {
+				return pkgWith("a", "stable", stable(entry("a.v1.0.0"), entry("a.v1.1.0").replaces("a.v1.0.0"), entry("a.v1.2.0").replaces("a.v1.1.1")))
+			},
+			want: []problemKey{
+				errorKey(CodeReplacesUnknown, "a", "stable", "a.v1.2.0", `replaces "a.v1.1.1", which is in no bundle of the package, so its chain does not join the channel's: the channel has more than one head`),
+				errorKey(CodeMultipleHeads, "a", "stable", "", "multiple channel heads found in graph: a.v1.1.0, a.v1.2.0"),
+			},
+		},
+		{
 			name: "skip of a bundle the package does not have",
 			pkg: func() *Package {
 				return pkgWith("a", "stable", stable(entry("a.v1.0.0"), entry("a.v1.1.0").replaces("a.v1.0.0").skips("a.v1.0.1-rc1")))

@@ -8,6 +8,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+
+	"github.com/olmsync/olmsync/internal/safeyaml"
 )
 
 // scheme knows every apiextensions version with its defaults and its conversions to and
@@ -24,7 +26,11 @@ var (
 // Decode reads a CustomResourceDefinition manifest (YAML or JSON) of apiextensions.k8s.io/v1
 // or v1beta1 and returns it as v1, defaulted and converted as the API server does. Bundles
 // still carry v1beta1 CRDs, which API servers since Kubernetes 1.22 no longer accept.
+// The manifest passes the bounded reader (internal/safeyaml) first.
 func Decode(data []byte) (*apiextensionsv1.CustomResourceDefinition, error) {
+	if err := safeyaml.Check("", data); err != nil {
+		return nil, fmt.Errorf("decode CustomResourceDefinition: %w", err)
+	}
 	// Decoding into the internal version applies the defaults of the version written
 	// (v1beta1's top-level version and validation become per-version fields); converting
 	// the internal object gives v1.

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/olmsync/olmsync/internal/memguard"
+	"github.com/olmsync/olmsync/policy"
+)
+
+// defaultMemoryLimit is `check --memory-limit`'s default: a check of the issue's
+// 300-app, 5,000-object repository with the 7,022-bundle community catalog peaks at
+// 190 MB, so ten times that leaves room for any real repository and still stops a
+// runaway rule long before a CI runner's memory is gone.
+const defaultMemoryLimit = "2Gi"
+
+// limitFlags bound what one check may cost: the deadline of each policy evaluation and,
+// for `check`, the process's memory.
+type limitFlags struct {
+	policyTimeout time.Duration
+	memoryLimit   string
+}
+
+func (f *limitFlags) registerTimeout(fl *pflag.FlagSet) {
+	fl.DurationVar(&f.policyTimeout, "policy-timeout", policy.DefaultTimeout,
+		"the longest one evaluation of the rules over one cluster may take (the built-in rules together, each package of your rules on its own); a rule that runs past it is an error naming it")
+}
+
+func (f *limitFlags) registerMemory(fl *pflag.FlagSet) {
+	fl.StringVar(&f.memoryLimit, "memory-limit", defaultMemoryLimit,
+		`the memory the check may use (a Kubernetes quantity: 512Mi, 2Gi; "0" for no limit): near it the collector works harder, and past 90% of it the check stops, naming the rule it was evaluating`)
+}
+
+// guardMemory puts the command under --memory-limit: the runtime's soft limit, and a
+// watch that cancels the command's context, with the ceiling as its cause, when the heap
+// passes 90% of it. The returned function stops the watch and says, on an error that the
+// ceiling caused, what stopped the check.
+func (f *limitFlags) guardMemory(cmd *cobra.Command) (done func(error) error, err error) {
+	limit, err := parseMemoryLimit(f.memoryLimit)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancelCause(cmd.Context())
+	cmd.SetContext(ctx)
+	stop := memguard.Watch(limit, func(e *memguard.ExceededError) { cancel(e) })
+	return func(err error) error {
+		stop()
+		defer cancel(nil)
+		var exceeded *memguard.ExceededError
+		if err == nil || !errors.As(context.Cause(ctx), &exceeded) || errors.As(err, &exceeded) {
+			return err
+		}
+		return fmt.Errorf("%w (stopped: %w; raise --memory-limit)", err, exceeded)
+	}, nil
+}
+
+func parseMemoryLimit(s string) (uint64, error) {
+	q, err := resource.ParseQuantity(strings.TrimSpace(s))
+	if err != nil || q.Sign() < 0 {
+		return 0, fmt.Errorf("--memory-limit %q: want a size such as 512Mi or 2Gi, or 0", s)
+	}
+	return uint64(q.Value()), nil
+}

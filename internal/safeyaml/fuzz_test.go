@@ -1,0 +1,45 @@
+package safeyaml
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/olmsync/olmsync/internal/safeyaml/yamltest"
+	"github.com/olmsync/olmsync/internal/shareddata"
+)
+
+// maxSeed keeps the fuzzer's inputs small enough for many executions a second.
+const maxSeed = 32 << 10
+
+// FuzzDocuments: the reader never panics; a refusal names a line inside the input; and it
+// agrees with go-yaml v3 on aliases — what it accepts go-yaml decodes without "excessive
+// aliasing" (and, under the node limit, without using much memory), what go-yaml refuses
+// for its aliases it refuses. Seeded with the shared data's YAML files.
+func FuzzDocuments(f *testing.F) {
+	seeds := 0
+	for _, file := range shareddata.Files(f, "data", shareddata.HasExt(".yaml", ".yml"), 0) {
+		// Every seed runs before fuzzing starts, and `make fuzz` gives a target seconds.
+		if len(file.Data) <= maxSeed && seeds < 60 {
+			f.Add(file.Data)
+			seeds++
+		}
+	}
+	for _, seed := range []string{yamltest.Laughs(3), yamltest.Laughs(9), yamltest.SelfAnchor,
+		"a: &a [x, *a]\n", "a: &a {b: 1}\n<<: *a\n", "--- |\n  ---\n...\n---\nx: 1\n", "[" + strings.Repeat("*a,", 3) + "]"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		// Small limits, so that the fuzzer meets them often.
+		limits := Limits{MaxFileBytes: 64 << 10, MaxDocumentBytes: 16 << 10, MaxNodes: 20_000}
+		_, err := NewReader("f.yaml", limits).Documents(data)
+		var le *LimitError
+		if errors.As(err, &le) {
+			if le.File != "f.yaml" || le.Line < 0 || le.Line > yamltest.MaxLines(data) {
+				t.Fatalf("refusal %v names a place outside the input", err)
+			}
+			return
+		}
+		agree(t, data)
+	})
+}
