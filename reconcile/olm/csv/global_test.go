@@ -10,12 +10,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/testenv"
 	"github.com/olmsync/olmsync/reconcile/olm"
+	"github.com/olmsync/olmsync/reconcile/olm/groups"
 	"github.com/olmsync/olmsync/reconcile/olm/install"
 	"github.com/olmsync/olmsync/reconcile/olm/metrics"
 )
@@ -71,16 +73,31 @@ func TestGlobalGroupCopiesAndClusterRoles(t *testing.T) {
 	})
 
 	t.Run("group cluster roles", func(t *testing.T) {
+		group := &operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ogName}}
 		for _, suffix := range []string{"admin", "edit", "view"} {
-			eventually(t, "clusterrole "+ogName+"-"+suffix, func() error {
+			name := groups.GroupClusterRoleName(group, suffix)
+			eventually(t, "clusterrole "+name, func() error {
 				role := &rbacv1.ClusterRole{}
-				if err := env.Client.Get(ctx, client.ObjectKey{Name: ogName + "-" + suffix}, role); err != nil {
+				if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, role); err != nil {
 					return err
 				}
-				want := map[string]string{"olm.opgroup.permissions/aggregate-to-" + suffix: ogName}
-				if role.AggregationRule == nil || len(role.AggregationRule.ClusterRoleSelectors) != 1 ||
-					!mapsEqual(role.AggregationRule.ClusterRoleSelectors[0].MatchLabels, want) {
-					return fmt.Errorf("aggregation rule %+v, want one selector %v", role.AggregationRule, want)
+				// One selector per API the etcd CSV owns, sorted: EtcdCluster, EtcdBackup and
+				// EtcdRestore (v1beta2, etcd.database.coreos.com), hashed as OLM does.
+				var got []string
+				if role.AggregationRule != nil {
+					for _, sel := range role.AggregationRule.ClusterRoleSelectors {
+						for k, v := range sel.MatchLabels {
+							got = append(got, k+"="+v)
+						}
+					}
+				}
+				want := []string{
+					"olm.opgroup.permissions/aggregate-to-2c1e6f7e17c07035-" + suffix + "=true",
+					"olm.opgroup.permissions/aggregate-to-2fdc3540750c4d2b-" + suffix + "=true",
+					"olm.opgroup.permissions/aggregate-to-c571d720f17289d3-" + suffix + "=true",
+				}
+				if !slices.Equal(got, want) {
+					return fmt.Errorf("aggregation rule selects %v, want %v", got, want)
 				}
 				if role.Labels["olm.owner.kind"] != operatorsv1.OperatorGroupKind || role.Labels["olm.owner.namespace"] != ns {
 					return fmt.Errorf("owner labels %v", role.Labels)
@@ -95,15 +112,15 @@ func TestGlobalGroupCopiesAndClusterRoles(t *testing.T) {
 			"admin": {"*"}, "edit": {"create", "update", "patch", "delete"}, "view": {"get", "list", "watch"},
 		}
 		for _, suffix := range []string{"admin", "edit", "view"} {
-			name := "EtcdCluster.etcd.database.coreos.com-v1beta2-" + suffix
+			name := "etcdclusters.etcd.database.coreos.com-v1beta2-" + suffix
 			role := &rbacv1.ClusterRole{}
 			if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, role); err != nil {
 				t.Fatalf("clusterrole %s: %v", name, err)
 			}
 			for k, v := range map[string]string{
-				"rbac.authorization.k8s.io/aggregate-to-" + suffix: "true",
-				"olm.opgroup.permissions/aggregate-to-" + suffix:   ogName,
-				"olm.owner": csv.Name, "olm.owner.namespace": ns,
+				"rbac.authorization.k8s.io/aggregate-to-" + suffix:                "true",
+				"olm.opgroup.permissions/aggregate-to-c571d720f17289d3-" + suffix: "true",
+				"olm.managed": "true", "olm.owner": csv.Name, "olm.owner.namespace": ns,
 			} {
 				if role.Labels[k] != v {
 					t.Errorf("%s: label %s = %q, want %q", name, k, role.Labels[k], v)
@@ -114,7 +131,7 @@ func TestGlobalGroupCopiesAndClusterRoles(t *testing.T) {
 			}
 		}
 		crdview := &rbacv1.ClusterRole{}
-		if err := env.Client.Get(ctx, client.ObjectKey{Name: "EtcdCluster.etcd.database.coreos.com-v1beta2-view-crdview"}, crdview); err != nil {
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: "etcdclusters.etcd.database.coreos.com-v1beta2-crdview"}, crdview); err != nil {
 			t.Fatal(err)
 		}
 		if r := crdview.Rules[0]; r.ResourceNames[0] != "etcdclusters.etcd.database.coreos.com" || r.Verbs[0] != "get" {
@@ -240,16 +257,4 @@ func TestDeleteCSV(t *testing.T) {
 	case len(d.OwnerReferences) != 1 || d.OwnerReferences[0].UID != csv.UID:
 		t.Errorf("deployment owner references %+v, want the deleted csv (for the garbage collector)", d.OwnerReferences)
 	}
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }

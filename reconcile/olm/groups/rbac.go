@@ -1,10 +1,14 @@
 package groups
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"math/big"
+	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -23,7 +27,7 @@ const (
 	suffixAdmin                 = "admin"
 	suffixEdit                  = "edit"
 	suffixView                  = "view"
-	suffixCRDView               = "view-crdview"
+	suffixCRDView               = "crdview"
 	apiextensionsGroup          = "apiextensions.k8s.io"
 	crdResource                 = "customresourcedefinitions"
 	// maxNameLength is the longest name the API server takes for most objects.
@@ -49,44 +53,107 @@ var (
 	roleBindingType        = metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"}
 )
 
-// GroupClusterRoles returns the three ClusterRoles OLM keeps for a group (seed 000):
-// <group>-admin, <group>-edit and <group>-view, each with one aggregation rule selecting the
-// label olm.opgroup.permissions/aggregate-to-<admin|edit|view>: <group>, which the per-API
-// roles of the group's members carry. They are owned by the group (olm.owner labels).
-//
-// These are the seed's names, not OLM's hashed ones (docs/olm.md). Being cluster-scoped and
-// named after the group alone, they are shared by groups of the same name in different
-// namespaces; the controller must not let one group's roles replace another's.
-func GroupClusterRoles(og *operatorsv1.OperatorGroup) []rbacv1.ClusterRole {
+// groupClusterRoleNameFormat is OLM's name of a group's aggregated ClusterRole:
+// olm.og.<group>.<suffix>-<hash>.
+const groupClusterRoleNameFormat = "olm.og.%s.%s-%s"
+
+// GroupClusterRoleName is the name OLM gives a group's admin, edit or view ClusterRole:
+// olm.og.<group>.<suffix>-<base62 of the SHA-224 of "<namespace>/<group>/<suffix>">, the
+// group's name cut short so the whole fits 253 characters. The hash makes it unique per
+// group: two groups of the same name in two namespaces (og, global-operators) each get
+// their own roles. Seed 000 names them <group>-admin, -edit and -view, which two such
+// groups would share; OLM's code stopped doing so and olmsync follows the code
+// (docs/olm.md).
+func GroupClusterRoleName(og *operatorsv1.OperatorGroup, suffix string) string {
+	hash := base62SHA224(fmt.Sprintf("%s/%s/%s", og.Namespace, og.Name, suffix))
+	limit := maxNameLength - len(strings.ReplaceAll(groupClusterRoleNameFormat, "%s", "")) - len(suffix) - len(hash)
+	name := og.Name
+	if len(name) >= limit {
+		name = name[:limit]
+	}
+	return fmt.Sprintf(groupClusterRoleNameFormat, name, suffix, hash)
+}
+
+// AggregationLabel is the label a per-API ClusterRole carries, with the value "true", for the
+// group roles of the same suffix to aggregate it: olm.opgroup.permissions/aggregate-to-<hex
+// FNV-64a of Kind.version.group>-<suffix>, as OLM writes it.
+func AggregationLabel(api API, suffix string) string {
+	return aggregateToOLMPrefix + apiHash(api) + "-" + suffix
+}
+
+// GroupClusterRoles returns the three ClusterRoles OLM keeps for a group, admin, edit and
+// view (GroupClusterRoleName), owned by the group (olm.owner labels, olm.managed). Each
+// aggregates, for every API in apis, the per-API role of its suffix: one selector per API
+// (AggregationLabel: "true"), sorted by label so that the rule is written once and not again
+// for a change of order; no aggregation rule when apis is empty. apis is what OLM gives it:
+// the group's olm.providedAPIs and the APIs owned by the CSVs of the group's namespace that
+// are not copies (GroupRoleAPIs).
+func GroupClusterRoles(og *operatorsv1.OperatorGroup, apis APISet) []rbacv1.ClusterRole {
 	out := make([]rbacv1.ClusterRole, 0, len(suffixVerbs))
 	for _, s := range suffixVerbs {
 		out = append(out, rbacv1.ClusterRole{
 			TypeMeta: clusterRoleType,
 			ObjectMeta: metav1.ObjectMeta{
-				Name:   fitName(og.Name, "-"+s.suffix),
+				Name:   GroupClusterRoleName(og, s.suffix),
 				Labels: ownerLabels(og.Name, og.Namespace, operatorsv1.OperatorGroupKind),
 			},
-			AggregationRule: &rbacv1.AggregationRule{
-				ClusterRoleSelectors: []metav1.LabelSelector{{
-					MatchLabels: map[string]string{aggregateToOLMPrefix + s.suffix: LabelValue(og.Name)},
-				}},
-			},
+			AggregationRule: aggregationRule(apis, s.suffix),
 		})
 	}
 	return out
 }
 
+// aggregationRule selects the per-API roles of suffix for every API in apis.
+func aggregationRule(apis APISet, suffix string) *rbacv1.AggregationRule {
+	if len(apis) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(apis))
+	for api := range apis {
+		keys = append(keys, AggregationLabel(api, suffix))
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	selectors := make([]metav1.LabelSelector, 0, len(keys))
+	for _, k := range keys {
+		selectors = append(selectors, metav1.LabelSelector{MatchLabels: map[string]string{k: "true"}})
+	}
+	return &rbacv1.AggregationRule{ClusterRoleSelectors: selectors}
+}
+
+// GroupRoleAPIs returns the APIs a group's roles aggregate, as OLM computes them: those its
+// olm.providedAPIs annotation lists and those owned by every CSV of its namespace, in any
+// phase, that is not a copy of another namespace's CSV. A CSV whose owned CRD names cannot
+// be read adds nothing (OLM skips it too).
+func GroupRoleAPIs(og *operatorsv1.OperatorGroup, csvs []v1alpha1.ClusterServiceVersion) APISet {
+	apis := GroupProvidedAPIs(og)
+	for i := range csvs {
+		c := &csvs[i]
+		if c.Namespace != og.Namespace || IsCopied(c) {
+			continue
+		}
+		provided, err := ProvidedAPIs(c)
+		if err != nil {
+			continue
+		}
+		apis = apis.Union(provided)
+	}
+	return apis
+}
+
 // ProvidedAPIClusterRoles returns the ClusterRoles OLM generates for the APIs a member CSV of
-// og provides (seed 000), when the CSV watches all namespaces (og is global and the CSV
-// supports AllNamespaces) and has not failed with InterOperatorGroupOwnerConflict; none
-// otherwise. For each owned CRD: <Kind>.<group>-<version>-admin (verbs *), -edit (create,
-// update, patch, delete) and -view (get, list, watch) on the CRD's resource, and
-// -view-crdview (get on the CRD itself); for each owned APIService the first three. Each
-// carries rbac.authorization.k8s.io/aggregate-to-<admin|edit|view>: "true" (so Kubernetes'
-// admin, edit and view roles pick it up) and olm.opgroup.permissions/aggregate-to-<...>: <og>
-// (so the group's roles do), and the CSV's owner labels: OLM makes the CRD or APIService their
-// owner through an ownerReference, which plain data cannot hold (it needs the owner's UID), so
-// the CSV's cleanup removes them instead, and the CSV replacing it takes them over by name.
+// og provides, when the CSV watches all namespaces (og is global and the CSV supports
+// AllNamespaces) and has not failed with InterOperatorGroupOwnerConflict; none otherwise.
+// Named as OLM names them: for each owned CRD, <crd name>-<version>-admin (verbs *), -edit
+// (create, update, patch, delete) and -view (get, list, watch) on the CRD's resource, and
+// <crd name>-<version>-crdview (get on the CRD itself, aggregated into view); for each
+// owned APIService, <plural>-<version>-admin, -edit and -view. Each carries
+// rbac.authorization.k8s.io/aggregate-to-<admin|edit|view>: "true" (so Kubernetes' admin,
+// edit and view roles pick it up), AggregationLabel: "true" (so the group roles do) and
+// olm.managed. OLM makes the CRD or APIService their owner through an ownerReference, which
+// plain data cannot hold (it needs the owner's UID); olmsync puts the CSV's owner labels on
+// them instead, so the CSV's cleanup removes them, and the CSV replacing it takes them over
+// by name (docs/olm.md).
 func ProvidedAPIClusterRoles(csv *v1alpha1.ClusterServiceVersion, og *operatorsv1.OperatorGroup) ([]rbacv1.ClusterRole, error) {
 	if !watchesAllNamespaces(csv, og) || !generatesRBAC(csv, og) {
 		return nil, nil
@@ -97,25 +164,27 @@ func ProvidedAPIClusterRoles(csv *v1alpha1.ClusterServiceVersion, og *operatorsv
 	}
 	var out []rbacv1.ClusterRole
 	for _, crd := range crds {
-		base := fmt.Sprintf("%s.%s-%s", crd.Kind, crd.Group, crd.Version)
-		out = append(out, perAPIRoles(csv, og, base, crd.Group, crd.Plural)...)
-		out = append(out, perAPIRole(csv, og, fitName(base, "-"+suffixCRDView), suffixView, rbacv1.PolicyRule{
+		api := API{Group: crd.Group, Version: crd.Version, Kind: crd.Kind}
+		base := fmt.Sprintf("%s-%s", crd.Name, crd.Version)
+		out = append(out, perAPIRoles(csv, api, base, crd.Group, crd.Plural)...)
+		out = append(out, perAPIRole(csv, api, fitName(base, "-"+suffixCRDView), suffixView, rbacv1.PolicyRule{
 			Verbs: []string{"get"}, APIGroups: []string{apiextensionsGroup},
 			Resources: []string{crdResource}, ResourceNames: []string{crd.Name},
 		}))
 	}
 	for _, svc := range csv.Spec.APIServiceDefinitions.Owned {
-		base := fmt.Sprintf("%s.%s-%s", svc.Kind, svc.Group, svc.Version)
-		out = append(out, perAPIRoles(csv, og, base, svc.Group, svc.Name)...)
+		api := API{Group: svc.Group, Version: svc.Version, Kind: svc.Kind}
+		base := fmt.Sprintf("%s-%s", svc.Name, svc.Version)
+		out = append(out, perAPIRoles(csv, api, base, svc.Group, svc.Name)...)
 	}
 	return out, nil
 }
 
 // perAPIRoles returns the admin, edit and view roles on one resource.
-func perAPIRoles(csv *v1alpha1.ClusterServiceVersion, og *operatorsv1.OperatorGroup, base, group, resource string) []rbacv1.ClusterRole {
+func perAPIRoles(csv *v1alpha1.ClusterServiceVersion, api API, base, group, resource string) []rbacv1.ClusterRole {
 	out := make([]rbacv1.ClusterRole, 0, len(suffixVerbs))
 	for _, s := range suffixVerbs {
-		out = append(out, perAPIRole(csv, og, fitName(base, "-"+s.suffix), s.suffix, rbacv1.PolicyRule{
+		out = append(out, perAPIRole(csv, api, fitName(base, "-"+s.suffix), s.suffix, rbacv1.PolicyRule{
 			Verbs: s.verbs, APIGroups: []string{group}, Resources: []string{resource},
 		}))
 	}
@@ -123,10 +192,10 @@ func perAPIRoles(csv *v1alpha1.ClusterServiceVersion, og *operatorsv1.OperatorGr
 }
 
 // perAPIRole is one per-API role aggregating into the group's and Kubernetes' aggregate roles.
-func perAPIRole(csv *v1alpha1.ClusterServiceVersion, og *operatorsv1.OperatorGroup, name, aggregateTo string, rule rbacv1.PolicyRule) rbacv1.ClusterRole {
+func perAPIRole(csv *v1alpha1.ClusterServiceVersion, api API, name, aggregateTo string, rule rbacv1.PolicyRule) rbacv1.ClusterRole {
 	labels := ownerLabels(csv.Name, csv.Namespace, v1alpha1.ClusterServiceVersionKind)
 	labels[aggregateToKubernetesPrefix+aggregateTo] = "true"
-	labels[aggregateToOLMPrefix+aggregateTo] = LabelValue(og.Name)
+	labels[AggregationLabel(api, aggregateTo)] = "true"
 	return rbacv1.ClusterRole{
 		TypeMeta:   clusterRoleType,
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
@@ -323,6 +392,12 @@ func fitName(base, suffix string) string {
 	}
 	h := shortHash(name)
 	return base[:maxNameLength-len(suffix)-len(h)-1] + "-" + h + suffix
+}
+
+// base62SHA224 is OLM's hash for group role names: the SHA-224 of s as a number, in base 62.
+func base62SHA224(s string) string {
+	sum := sha256.Sum224([]byte(s))
+	return new(big.Int).SetBytes(sum[:]).Text(62)
 }
 
 // shortHash is the hex FNV-64a hash of s.

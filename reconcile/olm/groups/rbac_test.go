@@ -18,24 +18,78 @@ var (
 	clusterRoleBindingTM = metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"}
 )
 
+// The aggregation labels of the two APIs the tests use: olm.opgroup.permissions/aggregate-to-
+// <hex FNV-64a of Kind.version.group>-<suffix>, the hashes computed apart from the code.
+const (
+	etcdAPIHash = "c571d720f17289d3" // EtcdCluster.v1beta2.etcd.database.coreos.com
+	pkgAPIHash  = "4bca9f23e412d79d" // PackageManifest.v1.packages.operators.coreos.com
+)
+
+// TestGroupClusterRoles holds OLM's names (pkg/controller/operators/olm/operator_test.go,
+// "MatchingNamespace/NoCSVs/CreatesClusterRoles": group operator-group-1 in operator-ns) and
+// its aggregation: one selector per API, sorted; none without APIs.
 func TestGroupClusterRoles(t *testing.T) {
-	group := og("operators", "global-operators", global())
+	group := og("operator-ns", "operator-group-1", global())
 	owner := map[string]string{
-		"olm.owner": "global-operators", "olm.owner.namespace": "operators",
+		"olm.owner": "operator-group-1", "olm.owner.namespace": "operator-ns",
 		"olm.owner.kind": "OperatorGroup", "olm.managed": "true",
 	}
-	role := func(suffix string) rbacv1.ClusterRole {
-		return rbacv1.ClusterRole{
-			TypeMeta:   clusterRoleTM,
-			ObjectMeta: metav1.ObjectMeta{Name: "global-operators-" + suffix, Labels: owner},
-			AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{
-				MatchLabels: map[string]string{"olm.opgroup.permissions/aggregate-to-" + suffix: "global-operators"},
-			}}},
+	role := func(name string, rule *rbacv1.AggregationRule) rbacv1.ClusterRole {
+		return rbacv1.ClusterRole{TypeMeta: clusterRoleTM, ObjectMeta: metav1.ObjectMeta{Name: name, Labels: owner}, AggregationRule: rule}
+	}
+	const (
+		admin = "olm.og.operator-group-1.admin-8rdAjL0E35JMMAkOqYmoorzjpIIihfnj3DcgDU"
+		edit  = "olm.og.operator-group-1.edit-9lBEUxqAYE7CX7wZfFEPYutTfQTo43WarB08od"
+		view  = "olm.og.operator-group-1.view-1l6ymczPK5SceF4d0DCtAnWZuvmKn6s8oBUxHr"
+	)
+	want := []rbacv1.ClusterRole{role(admin, nil), role(edit, nil), role(view, nil)}
+	if diff := cmp.Diff(want, groups.GroupClusterRoles(&group, nil)); diff != "" {
+		t.Errorf("GroupClusterRoles without APIs (-want +got):\n%s", diff)
+	}
+	apis := groups.NewAPISet(
+		groups.API{Group: "packages.operators.coreos.com", Version: "v1", Kind: "PackageManifest"},
+		groups.API{Group: "etcd.database.coreos.com", Version: "v1beta2", Kind: "EtcdCluster"},
+	)
+	selectors := func(suffix string) *rbacv1.AggregationRule {
+		return &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{
+			{MatchLabels: map[string]string{"olm.opgroup.permissions/aggregate-to-" + pkgAPIHash + "-" + suffix: "true"}},
+			{MatchLabels: map[string]string{"olm.opgroup.permissions/aggregate-to-" + etcdAPIHash + "-" + suffix: "true"}},
+		}}
+	}
+	want = []rbacv1.ClusterRole{role(admin, selectors("admin")), role(edit, selectors("edit")), role(view, selectors("view"))}
+	if diff := cmp.Diff(want, groups.GroupClusterRoles(&group, apis)); diff != "" {
+		t.Errorf("GroupClusterRoles with two APIs (-want +got):\n%s", diff)
+	}
+}
+
+// TestGroupClusterRolesOfSameNamedGroups: groups of one name in two namespaces (og, and
+// global-operators, are common names) have roles of their own.
+func TestGroupClusterRolesOfSameNamedGroups(t *testing.T) {
+	a, b := og("team-a", "og", global()), og("team-b", "og", global())
+	for i, ra := range groups.GroupClusterRoles(&a, nil) {
+		rb := groups.GroupClusterRoles(&b, nil)[i]
+		if ra.Name == rb.Name {
+			t.Errorf("both groups named og have ClusterRole %s", ra.Name)
+		}
+		if !strings.HasPrefix(ra.Name, "olm.og.og.") || !strings.HasPrefix(rb.Name, "olm.og.og.") {
+			t.Errorf("names %s, %s: want olm.og.og.<suffix>-<hash>", ra.Name, rb.Name)
 		}
 	}
-	want := []rbacv1.ClusterRole{role("admin"), role("edit"), role("view")}
-	if diff := cmp.Diff(want, groups.GroupClusterRoles(&group)); diff != "" {
-		t.Errorf("GroupClusterRoles (-want +got):\n%s", diff)
+}
+
+// TestGroupRoleAPIs: the group's olm.providedAPIs and the APIs of the CSVs of its namespace
+// that are not copies, as OLM's providedAPIsFromCSVs.
+func TestGroupRoleAPIs(t *testing.T) {
+	group := og("ops", "g", global(), provides("Thing.v1.example.com"))
+	csvs := []v1alpha1.ClusterServiceVersion{
+		*csv("ops", "etcd", etcdCluster, supports(all)),
+		*csv("ops", "copied", ownsCRD("copies.example.com", "v1", "Copy"), labels("olm.copiedFrom", "x")),
+		*csv("apps", "elsewhere", ownsCRD("others.example.com", "v1", "Other")),
+		*csv("ops", "broken", ownsCRD("nodot", "v1", "Broken")),
+	}
+	got := groups.GroupRoleAPIs(&group, csvs).String()
+	if want := "EtcdCluster.v1beta2.etcd.database.coreos.com,Thing.v1.example.com"; got != want {
+		t.Errorf("GroupRoleAPIs = %q, want %q", got, want)
 	}
 }
 
@@ -49,13 +103,14 @@ func TestProvidedAPIClusterRoles(t *testing.T) {
 			"olm.owner": "etcdoperator.v0.9.4", "olm.owner.namespace": "operators",
 			"olm.owner.kind": "ClusterServiceVersion", "olm.managed": "true",
 			"rbac.authorization.k8s.io/aggregate-to-" + suffix: "true",
-			"olm.opgroup.permissions/aggregate-to-" + suffix:   "global-operators",
 		}
 	}
-	role := func(name, suffix string, rule rbacv1.PolicyRule) rbacv1.ClusterRole {
+	role := func(name, suffix, apiHash string, rule rbacv1.PolicyRule) rbacv1.ClusterRole {
+		l := labels(suffix)
+		l["olm.opgroup.permissions/aggregate-to-"+apiHash+"-"+suffix] = "true"
 		return rbacv1.ClusterRole{
 			TypeMeta:   clusterRoleTM,
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels(suffix)},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l},
 			Rules:      []rbacv1.PolicyRule{rule},
 		}
 	}
@@ -65,16 +120,16 @@ func TestProvidedAPIClusterRoles(t *testing.T) {
 	const etcdGroup = "etcd.database.coreos.com"
 	const pkgGroup = "packages.operators.coreos.com"
 	want := []rbacv1.ClusterRole{
-		role("EtcdCluster.etcd.database.coreos.com-v1beta2-admin", "admin", on(etcdGroup, "etcdclusters", "*")),
-		role("EtcdCluster.etcd.database.coreos.com-v1beta2-edit", "edit", on(etcdGroup, "etcdclusters", "create", "update", "patch", "delete")),
-		role("EtcdCluster.etcd.database.coreos.com-v1beta2-view", "view", on(etcdGroup, "etcdclusters", "get", "list", "watch")),
-		role("EtcdCluster.etcd.database.coreos.com-v1beta2-view-crdview", "view", rbacv1.PolicyRule{
+		role("etcdclusters.etcd.database.coreos.com-v1beta2-admin", "admin", etcdAPIHash, on(etcdGroup, "etcdclusters", "*")),
+		role("etcdclusters.etcd.database.coreos.com-v1beta2-edit", "edit", etcdAPIHash, on(etcdGroup, "etcdclusters", "create", "update", "patch", "delete")),
+		role("etcdclusters.etcd.database.coreos.com-v1beta2-view", "view", etcdAPIHash, on(etcdGroup, "etcdclusters", "get", "list", "watch")),
+		role("etcdclusters.etcd.database.coreos.com-v1beta2-crdview", "view", etcdAPIHash, rbacv1.PolicyRule{
 			Verbs: []string{"get"}, APIGroups: []string{"apiextensions.k8s.io"},
 			Resources: []string{"customresourcedefinitions"}, ResourceNames: []string{"etcdclusters.etcd.database.coreos.com"},
 		}),
-		role("PackageManifest.packages.operators.coreos.com-v1-admin", "admin", on(pkgGroup, "packagemanifests", "*")),
-		role("PackageManifest.packages.operators.coreos.com-v1-edit", "edit", on(pkgGroup, "packagemanifests", "create", "update", "patch", "delete")),
-		role("PackageManifest.packages.operators.coreos.com-v1-view", "view", on(pkgGroup, "packagemanifests", "get", "list", "watch")),
+		role("packagemanifests-v1-admin", "admin", pkgAPIHash, on(pkgGroup, "packagemanifests", "*")),
+		role("packagemanifests-v1-edit", "edit", pkgAPIHash, on(pkgGroup, "packagemanifests", "create", "update", "patch", "delete")),
+		role("packagemanifests-v1-view", "view", pkgAPIHash, on(pkgGroup, "packagemanifests", "get", "list", "watch")),
 	}
 	got, err := groups.ProvidedAPIClusterRoles(member, &group)
 	if err != nil {
@@ -128,7 +183,11 @@ func TestLongNamesStayValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	roles = append(roles, groups.GroupClusterRoles(&group)...)
+	apis, err := groups.ProvidedAPIs(member)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles = append(roles, groups.GroupClusterRoles(&group, apis)...)
 	seen := map[string]bool{}
 	for _, r := range roles {
 		if len(r.Name) > 253 {
@@ -153,14 +212,15 @@ func TestLongNamesStayValid(t *testing.T) {
 			}
 		}
 	}
-	if !strings.HasSuffix(roles[0].Name, "-admin") || !strings.HasSuffix(roles[3].Name, "-view-crdview") {
+	if !strings.HasSuffix(roles[0].Name, "-admin") || !strings.HasSuffix(roles[3].Name, "-crdview") {
 		t.Errorf("shortened names lost their suffix: %s, %s", roles[0].Name, roles[3].Name)
 	}
 	// The group's roles select what its members' roles carry, shortened or not.
-	selected := groups.GroupClusterRoles(&group)[0].AggregationRule.ClusterRoleSelectors[0].MatchLabels
+	groupAdmin := groups.GroupClusterRoles(&group, apis)[0]
+	selected := groupAdmin.AggregationRule.ClusterRoleSelectors[0].MatchLabels
 	for k, v := range selected {
 		if roles[0].Labels[k] != v {
-			t.Errorf("%s selects %s=%q, the per-API admin role carries %q", groups.GroupClusterRoles(&group)[0].Name, k, v, roles[0].Labels[k])
+			t.Errorf("%s selects %s=%q, the per-API admin role carries %q", groupAdmin.Name, k, v, roles[0].Labels[k])
 		}
 	}
 }

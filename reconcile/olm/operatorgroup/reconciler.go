@@ -29,9 +29,9 @@ import (
 // ControllerName names the controller, its logger and the source of its Events.
 const ControllerName = "operatorgroup"
 
-// The condition olmsync adds where OLM, with hashed role names, has no clash to report: two
-// groups of the same name in different namespaces would share the seed's <group>-admin, -edit
-// and -view ClusterRoles (docs/olm.md).
+// The condition olmsync adds where OLM has none: a ClusterRole of the name a group's role
+// must have exists and is not the group's (docs/olm.md). With OLM's hashed names only a role
+// someone made with that very name does this.
 const (
 	ConditionClusterRoleConflict = "ClusterRoleConflict"
 	ReasonClusterRoleOwned       = "ClusterRoleOwnedByAnotherGroup"
@@ -223,14 +223,21 @@ func (r *Reconciler) setNamespaceLabel(ctx context.Context, ns *corev1.Namespace
 	return nil
 }
 
-// ensureClusterRoles keeps the group's <group>-admin, -edit and -view ClusterRoles. The seed's
-// names can clash: with another group of the same name in another namespace, or with a role
-// that is no group's at all (a group named "cluster" would claim cluster-admin). Such a role is
-// never touched; ClusterRoleConflict and a Warning Event say which.
+// ensureClusterRoles keeps the group's admin, edit and view ClusterRoles, named and
+// aggregating as OLM's code does (groups.GroupClusterRoles): unique per group, so groups of
+// the same name in different namespaces each have theirs. A role of that name that is not
+// the group's (made by someone else) is never touched; ClusterRoleConflict and a Warning
+// Event say which. Roles the group owns under other names — the seed's <group>-admin, -edit
+// and -view that olmsync wrote before it followed OLM's names — are deleted.
 func (r *Reconciler) ensureClusterRoles(ctx context.Context, og *operatorsv1.OperatorGroup) (bool, error) {
+	var csvs v1alpha1.ClusterServiceVersionList
+	if err := r.Client.List(ctx, &csvs, client.InNamespace(og.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return false, fmt.Errorf("list csvs: %w", err)
+	}
 	a := &install.Applier{Client: r.Client, APIReader: r.APIReader}
 	var conflicts []string
-	for _, role := range groups.GroupClusterRoles(og) {
+	desired := groups.GroupClusterRoles(og, groups.GroupRoleAPIs(og, csvs.Items))
+	for _, role := range desired {
 		conflict, err := r.clusterRoleConflict(ctx, og, &role)
 		if err != nil {
 			return false, err
@@ -243,6 +250,9 @@ func (r *Reconciler) ensureClusterRoles(ctx context.Context, og *operatorsv1.Ope
 			return false, err
 		}
 	}
+	if err := r.deleteRenamedClusterRoles(ctx, og, desired); err != nil {
+		return false, err
+	}
 	if len(conflicts) > 0 {
 		message := strings.Join(conflicts, "; ")
 		if r.setCondition(og, ConditionClusterRoleConflict, ReasonClusterRoleOwned, message) && r.Recorder != nil {
@@ -252,6 +262,37 @@ func (r *Reconciler) ensureClusterRoles(ctx context.Context, og *operatorsv1.Ope
 		apimeta.RemoveStatusCondition(&og.Status.Conditions, ConditionClusterRoleConflict)
 	}
 	return false, nil
+}
+
+// deleteRenamedClusterRoles deletes the ClusterRoles the group owns (its owner labels) that
+// are none of its current roles.
+func (r *Reconciler) deleteRenamedClusterRoles(ctx context.Context, og *operatorsv1.OperatorGroup, current []rbacv1.ClusterRole) error {
+	var owned rbacv1.ClusterRoleList
+	if err := r.APIReader.List(ctx, &owned, ownedBy(og.Namespace, og.Name)); err != nil {
+		return fmt.Errorf("list clusterroles of operatorgroup %s/%s: %w", og.Namespace, og.Name, err)
+	}
+	keep := map[string]bool{}
+	for _, c := range current {
+		keep[c.Name] = true
+	}
+	for i := range owned.Items {
+		if keep[owned.Items[i].Name] {
+			continue
+		}
+		if err := r.Client.Delete(ctx, &owned.Items[i]); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("delete clusterrole %s: %w", owned.Items[i].Name, err)
+		}
+	}
+	return nil
+}
+
+// ownedBy selects what a group owns by the owner labels OLM puts on it.
+func ownedBy(namespace, name string) client.MatchingLabels {
+	return client.MatchingLabels{
+		groups.OwnerLabel:          groups.LabelValue(name),
+		groups.OwnerNamespaceLabel: namespace,
+		groups.OwnerKindLabel:      operatorsv1.OperatorGroupKind,
+	}
 }
 
 // clusterRoleConflict creates the group's role when it does not exist, and otherwise says why
@@ -319,11 +360,7 @@ func (r *Reconciler) setCondition(og *operatorsv1.OperatorGroup, conditionType, 
 // cleanup removes what a deleted group left: its ClusterRoles, and the namespace labels of
 // groups that no longer exist.
 func (r *Reconciler) cleanup(ctx context.Context, namespace, name string) error {
-	err := r.Client.DeleteAllOf(ctx, &rbacv1.ClusterRole{}, client.MatchingLabels{
-		groups.OwnerLabel:          groups.LabelValue(name),
-		groups.OwnerNamespaceLabel: namespace,
-		groups.OwnerKindLabel:      operatorsv1.OperatorGroupKind,
-	})
+	err := r.Client.DeleteAllOf(ctx, &rbacv1.ClusterRole{}, ownedBy(namespace, name))
 	if err != nil {
 		return fmt.Errorf("delete clusterroles of operatorgroup %s/%s: %w", namespace, name, err)
 	}
