@@ -99,11 +99,11 @@ verify: generate ## Fail when generated files are stale or go.mod is untidy.
 .PHONY: test
 test: verify lint helm-lint envtest test-rego ## Everything CI checks: generated files, lint, the chart's helm lint, Rego tests with the OPA CLI, every Go test (envtest included), and a short fuzz run.
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) go test $(GO_TEST_FLAGS) ./...
-	hack/fuzz.sh $(FUZZTIME) $(FUZZ_PKGS)
+	FUZZ_FRESH_CORPUS=1 hack/fuzz.sh $(FUZZTIME) $(FUZZ_PKGS)
 
 .PHONY: fuzz
-fuzz: ## Run each fuzz test of FUZZ_PKGS (default: all of them) for FUZZTIME (default 2s).
-	hack/fuzz.sh $(FUZZTIME) $(FUZZ_PKGS)
+fuzz: ## Run each fuzz test of FUZZ_PKGS (default: all of them) for FUZZTIME (default 2s), from its seeds only (not the corpus earlier runs cached).
+	FUZZ_FRESH_CORPUS=1 hack/fuzz.sh $(FUZZTIME) $(FUZZ_PKGS)
 
 .PHONY: fuzz-long
 fuzz-long: ## A fuzz campaign: each fuzz test for 10m (make fuzz-long FUZZTIME=1h), one at a time; FUZZ_PARALLEL=1 on a shared machine.
