@@ -91,7 +91,7 @@ func TestCRDsServed(t *testing.T) {
 		"Subscription":          {"sub", "subs"},
 		"InstallPlan":           {"ip"},
 		"OperatorGroup":         {"og"},
-		"Sync":                  nil,
+		"Sync":                  {"sy"},
 	}
 	wantCategory := map[string]string{"Sync": "olmsync"}
 	seen := sets.New[string]()

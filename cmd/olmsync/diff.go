@@ -22,7 +22,7 @@ func newDiffCommand() *cobra.Command {
 	o := &diffOptions{}
 	return newSyncVerbCommand(syncVerb{
 		verb: "diff", verbShort: "Show what a reconcile of olmsync resources would change",
-		use:   "sync NAME",
+		use: "sync NAME", aliases: syncAliases, names: true,
 		short: "Show what a reconcile of a Sync would change now, changing nothing",
 		long: `Say what a reconcile of the Sync would do now, as flux diff kustomization does, writing
 nothing to the cluster. It reads the Sync, fetches spec.source at its ref (with the

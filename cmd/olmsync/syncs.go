@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -40,19 +41,26 @@ type syncVerb struct {
 	long, example   string
 	aliases         []string
 	args            cobra.PositionalArgs
-	// list adds -A and -o; wait adds --wait and --timeout.
-	list, wait bool
-	// flags adds the verb's own flags.
-	flags func(f *pflag.FlagSet)
-	run   func(ctx context.Context, s *syncSession, args []string) error
+	// list adds -A and -o; wait adds --wait and --timeout; all adds --all and -A, for a
+	// verb on one Sync by NAME or on every Sync of a namespace (or of all of them).
+	list, wait, all bool
+	// names completes the positional argument with the names of the Syncs.
+	names bool
+	// flags adds the verb's own flags; complete registers their completions.
+	flags    func(f *pflag.FlagSet)
+	complete func(cmd *cobra.Command)
+	// offline, when it says so, runs the verb without a client (create --export).
+	offline func(s *syncSession) bool
+	run     func(ctx context.Context, s *syncSession, args []string) error
 }
 
 // syncSession is the flags every verb on Syncs shares and, once the command runs, the
 // client they make and where it writes.
 type syncSession struct {
 	kubeconfig, context, namespace string
-	allNamespaces                  bool
+	allNamespaces, all             bool
 	output                         string
+	watch                          bool
 	wait                           bool
 	timeout                        time.Duration
 
@@ -72,6 +80,15 @@ func newSyncVerbCommand(v syncVerb) *cobra.Command {
 		Example: v.example,
 		Args:    v.args,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if v.all {
+				if err := s.checkAll(args); err != nil {
+					return err
+				}
+			}
+			if v.offline != nil && v.offline(s) {
+				s.out, s.err = cmd.OutOrStdout(), cmd.ErrOrStderr()
+				return v.run(cmd.Context(), s, args)
+			}
 			if err := s.connect(cmd); err != nil {
 				return err
 			}
@@ -91,8 +108,18 @@ func newSyncVerbCommand(v syncVerb) *cobra.Command {
 	f.StringVarP(&s.namespace, "namespace", "n", defaultSyncNamespace, "namespace of the Syncs")
 	if v.list {
 		f.BoolVarP(&s.allNamespaces, "all-namespaces", "A", false, "list the Syncs of every namespace")
-		f.StringVarP(&s.output, "output", "o", "table", "output format: table, json or yaml")
+		f.StringVarP(&s.output, "output", "o", "table", "output format: "+strings.Join(outputFormats, ", "))
+		f.BoolVarP(&s.watch, "watch", "w", false, "after listing, print each change of a Sync as it comes, until interrupted")
+		_ = sub.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(outputFormats, cobra.ShellCompDirectiveNoFileComp))
 	}
+	if v.all {
+		f.BoolVar(&s.all, "all", false, "every Sync of the namespace (-n), or of every namespace with -A, instead of one by NAME")
+		f.BoolVarP(&s.allNamespaces, "all-namespaces", "A", false, "with --all: the Syncs of every namespace")
+	}
+	if v.names {
+		sub.ValidArgsFunction = s.completeSyncNames
+	}
+	_ = sub.RegisterFlagCompletionFunc("namespace", s.completeNamespaces)
 	if v.wait {
 		f.BoolVar(&s.wait, "wait", true, "wait until the Sync has handled the reconcile and is Ready or failed")
 		f.DurationVar(&s.timeout, "timeout", 5*time.Minute, "give up after this long, waiting included")
@@ -100,9 +127,95 @@ func newSyncVerbCommand(v syncVerb) *cobra.Command {
 	if v.flags != nil {
 		v.flags(f)
 	}
-	parent := &cobra.Command{Use: v.verb, Short: v.verbShort}
-	parent.AddCommand(sub)
+	if v.complete != nil {
+		v.complete(sub)
+	}
+	return kindParent(v.verb, v.verbShort, sub)
+}
+
+// kindParent is the command of a verb whose subcommands are the kinds it acts on. A kind
+// it does not know (`olmsync get kustomizations`) is a usage error, exit 2, naming the
+// kinds it knows; cobra alone would print the help and exit 0, and a script would go on
+// as if it had read something.
+func kindParent(verb, short string, kinds ...*cobra.Command) *cobra.Command {
+	parent := &cobra.Command{
+		Use:   verb + " KIND",
+		Short: short,
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var known []string
+			for _, k := range cmd.Commands() {
+				if k.IsAvailableCommand() {
+					known = append(known, k.Name())
+				}
+			}
+			if len(args) == 0 {
+				return fmt.Errorf("olmsync %s needs a kind: %s (see olmsync %s --help)", verb, strings.Join(known, ", "), verb)
+			}
+			return fmt.Errorf("unknown kind %q for olmsync %s: want %s (see olmsync %s --help)", args[0], verb, strings.Join(known, ", "), verb)
+		},
+	}
+	parent.AddCommand(kinds...)
 	return parent
+}
+
+// outputFormats are the values of get's -o.
+var outputFormats = []string{"table", "wide", "json", "yaml"}
+
+// syncAliases are the other names of the kind in every verb: kubectl's plural and
+// singular, and the CRD's short name.
+var syncAliases = []string{"syncs", "sy"}
+
+// checkAll refuses a NAME with --all, and neither, before anything is read.
+func (s *syncSession) checkAll(args []string) error {
+	switch {
+	case s.all && len(args) > 0:
+		return fmt.Errorf("give a Sync's NAME or --all, not both")
+	case !s.all && len(args) == 0:
+		return fmt.Errorf("give a Sync's NAME, or --all for every Sync of the namespace")
+	case s.allNamespaces && !s.all:
+		return fmt.Errorf("-A goes with --all: a Sync is named in one namespace (-n)")
+	}
+	return nil
+}
+
+// listSyncs lists the Syncs of -n, or of every namespace with -A.
+func (s *syncSession) listSyncs(ctx context.Context) ([]olmsyncv1alpha1.Sync, error) {
+	list := &olmsyncv1alpha1.SyncList{}
+	var opts []client.ListOption
+	if !s.allNamespaces {
+		opts = append(opts, client.InNamespace(s.namespace))
+	}
+	if err := s.client.List(ctx, list, opts...); err != nil {
+		return nil, fmt.Errorf("list Syncs: %w", err)
+	}
+	return list.Items, nil
+}
+
+// targets are the Syncs a verb with --all acts on: the one named, or every one listed.
+func (s *syncSession) targets(ctx context.Context, args []string) ([]types.NamespacedName, error) {
+	if !s.all {
+		obj, err := s.getSync(ctx, args[0])
+		if err != nil {
+			return nil, err
+		}
+		return []types.NamespacedName{client.ObjectKeyFromObject(obj)}, nil
+	}
+	syncs, err := s.listSyncs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(syncs) == 0 {
+		if s.allNamespaces {
+			return nil, errors.New("no Syncs found in any namespace")
+		}
+		return nil, fmt.Errorf("no Syncs found in namespace %s", s.namespace)
+	}
+	keys := make([]types.NamespacedName, len(syncs))
+	for i := range syncs {
+		keys[i] = client.ObjectKeyFromObject(&syncs[i])
+	}
+	return keys, nil
 }
 
 // newSyncCommands returns the verbs on Syncs, modelled on flux's for Kustomizations.
@@ -110,20 +223,23 @@ func newSyncCommands() []*cobra.Command {
 	return []*cobra.Command{
 		newSyncVerbCommand(syncVerb{
 			verb: "get", verbShort: "Display olmsync resources",
-			use: "syncs [NAME]", aliases: []string{"sync"},
+			use: "syncs [NAME]", aliases: []string{"sync", "sy"},
 			short: "Show Syncs: revision applied, suspended, Ready and its message",
 			long: `Show the Syncs of a namespace (-n, default olmsync-system) or of every namespace (-A),
 or one by NAME: the revision last applied, whether it is suspended, and its Ready condition's
-status and message. -o json or yaml prints the objects.`,
+status and message. -o wide adds the source's URL, ref and path; -o json or yaml prints the
+objects. --watch then prints a row for each change of a Sync (one line per change, as flux
+get --watch does; a deleted Sync's row says "deleted") until interrupted.`,
 			example: `  olmsync get syncs
-  olmsync get syncs -A
+  olmsync get syncs -A -o wide
+  olmsync get syncs --watch
   olmsync get syncs platform -n olmsync-system -o yaml`,
-			args: cobra.MaximumNArgs(1), list: true,
+			args: cobra.MaximumNArgs(1), list: true, names: true,
 			run: getSyncs,
 		}),
 		newSyncVerbCommand(syncVerb{
 			verb: "reconcile", verbShort: "Reconcile olmsync resources now",
-			use:   "sync NAME",
+			use: "sync NAME", aliases: syncAliases, names: true,
 			short: "Ask for a reconcile of a Sync now and wait for its outcome",
 			long: `Set the Sync's reconcile.olmsync.dev/requestedAt annotation to the time, as the webhook does,
 and (with --wait, the default) wait until the Sync has handled that request and its Ready
@@ -138,23 +254,33 @@ Sync, suspended, or --timeout reached.`,
 		}),
 		newSyncVerbCommand(syncVerb{
 			verb: "suspend", verbShort: "Suspend the reconciliation of olmsync resources",
-			use:   "sync NAME",
-			short: "Stop reconciling a Sync (spec.suspend: true)",
-			args:  cobra.ExactArgs(1),
-			run: func(ctx context.Context, s *syncSession, args []string) error {
-				return s.setSuspend(ctx, args[0], true)
-			},
+			use: "sync [NAME]", aliases: syncAliases, names: true,
+			short: "Stop reconciling a Sync, or every Sync with --all (spec.suspend: true)",
+			example: `  olmsync suspend sync platform
+  olmsync suspend sync --all -n teams
+  olmsync suspend sync --all -A`,
+			args: cobra.MaximumNArgs(1), all: true,
+			run: suspendSyncs,
 		}),
 		newSyncVerbCommand(syncVerb{
 			verb: "resume", verbShort: "Resume the reconciliation of olmsync resources",
-			use:   "sync NAME",
-			short: "Reconcile a suspended Sync again (spec.suspend: false), now, and wait for its outcome",
+			use: "sync [NAME]", aliases: syncAliases, names: true,
+			short: "Reconcile a suspended Sync (or every one with --all) again, now, and wait for its outcome",
 			long: `Set spec.suspend to false, ask for a reconcile as olmsync reconcile sync does, and (with
---wait, the default) wait for its outcome. Exit codes as olmsync reconcile sync's.`,
-			args: cobra.ExactArgs(1), wait: true,
+--wait, the default) wait for its outcome. With --all, every Sync of the namespace (or of
+every namespace with -A) is resumed and asked to reconcile first, then each outcome is
+waited for in turn. Exit codes as olmsync reconcile sync's; with --all, 1 when any Sync is
+not Ready.`,
+			example: `  olmsync resume sync platform
+  olmsync resume sync --all -n teams --wait=false`,
+			args: cobra.MaximumNArgs(1), wait: true, all: true,
 			run: resumeSync,
 		}),
 		newDiffCommand(),
+		newTreeCommand(),
+		newExportCommand(),
+		newCreateCommand(),
+		newEventsCommand(),
 	}
 }
 
@@ -195,8 +321,11 @@ func notFound(key types.NamespacedName) error {
 }
 
 func getSyncs(ctx context.Context, s *syncSession, args []string) error {
-	if s.output != "table" && s.output != "json" && s.output != "yaml" {
-		return fmt.Errorf("-o %q: want table, json or yaml", s.output)
+	if !slices.Contains(outputFormats, s.output) {
+		return fmt.Errorf("-o %q: want %s", s.output, strings.Join(outputFormats, ", "))
+	}
+	if s.watch && (s.output == "json" || s.output == "yaml") {
+		return fmt.Errorf("--watch prints a table: -o %s goes without it", s.output)
 	}
 	if s.allNamespaces && len(args) > 0 {
 		return errors.New("a Sync cannot be read by name across all namespaces: give -n instead of -A")
@@ -208,16 +337,14 @@ func getSyncs(ctx context.Context, s *syncSession, args []string) error {
 			return err
 		}
 		syncs = append(syncs, *obj)
-	} else {
-		list := &olmsyncv1alpha1.SyncList{}
-		var opts []client.ListOption
-		if !s.allNamespaces {
-			opts = append(opts, client.InNamespace(s.namespace))
+	} else if !s.watch {
+		var err error
+		if syncs, err = s.listSyncs(ctx); err != nil {
+			return err
 		}
-		if err := s.client.List(ctx, list, opts...); err != nil {
-			return fmt.Errorf("list Syncs: %w", err)
-		}
-		syncs = list.Items
+	}
+	if s.watch {
+		return s.watchSyncs(ctx, args)
 	}
 	if len(syncs) == 0 {
 		if s.allNamespaces {
@@ -233,7 +360,13 @@ func getSyncs(ctx context.Context, s *syncSession, args []string) error {
 	case "json", "yaml":
 		return writeSyncObjects(s.out, syncs, len(args) > 0, s.output)
 	default:
-		return writeSyncTable(s.out, syncs, s.allNamespaces)
+		t := syncTable{allNamespaces: s.allNamespaces, wide: s.output == "wide"}
+		tw := tabwriter.NewWriter(s.out, 0, 0, 3, ' ', 0)
+		fmt.Fprintln(tw, t.header())
+		for i := range syncs {
+			fmt.Fprintln(tw, t.row(&syncs[i], ""))
+		}
+		return tw.Flush()
 	}
 }
 
@@ -267,26 +400,64 @@ func writeSyncObjects(w io.Writer, syncs []olmsyncv1alpha1.Sync, one bool, forma
 	return err
 }
 
-func writeSyncTable(w io.Writer, syncs []olmsyncv1alpha1.Sync, allNamespaces bool) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
-	header := "NAME\tREVISION\tSUSPENDED\tREADY\tMESSAGE"
-	if allNamespaces {
-		header = "NAMESPACE\t" + header
+// syncTable is the table get prints, -o wide or not, with or without a namespace column.
+type syncTable struct{ allNamespaces, wide bool }
+
+func (t syncTable) header() string {
+	h := "NAME\tREVISION\tSUSPENDED\tREADY\t"
+	if t.wide {
+		h += "URL\tREF\tPATH\t"
 	}
-	fmt.Fprintln(tw, header)
-	for i := range syncs {
-		obj := &syncs[i]
-		ready, message := string(metav1.ConditionUnknown), "waiting to be reconciled"
-		if c := apimeta.FindStatusCondition(obj.Status.Conditions, olmsyncv1alpha1.ReadyCondition); c != nil {
-			ready, message = string(c.Status), c.Message
-		}
-		row := fmt.Sprintf("%s\t%s\t%t\t%s\t%s", obj.Name, obj.Status.LastAppliedRevision, obj.Spec.Suspend, ready, oneLine(message))
-		if allNamespaces {
-			row = obj.Namespace + "\t" + row
-		}
-		fmt.Fprintln(tw, row)
+	h += "MESSAGE"
+	if t.allNamespaces {
+		h = "NAMESPACE\t" + h
 	}
-	return tw.Flush()
+	return h
+}
+
+// row is obj's row; message, when not empty, stands for the Ready condition's message
+// (a deleted Sync's row under --watch).
+func (t syncTable) row(obj *olmsyncv1alpha1.Sync, message string) string {
+	ready, readyMessage := string(metav1.ConditionUnknown), "waiting to be reconciled"
+	if c := apimeta.FindStatusCondition(obj.Status.Conditions, olmsyncv1alpha1.ReadyCondition); c != nil {
+		ready, readyMessage = string(c.Status), c.Message
+	}
+	if message == "" {
+		message = readyMessage
+	}
+	row := fmt.Sprintf("%s\t%s\t%t\t%s\t", obj.Name, obj.Status.LastAppliedRevision, obj.Spec.Suspend, ready)
+	if t.wide {
+		path := obj.Spec.Path
+		if path == "" {
+			path = "./"
+		}
+		row += fmt.Sprintf("%s\t%s\t%s\t", obj.Spec.Source.URL, refString(obj.Spec.Source.Ref), path)
+	}
+	row += oneLine(message)
+	if t.allNamespaces {
+		row = obj.Namespace + "\t" + row
+	}
+	return row
+}
+
+// refString says which revision a source follows, in one cell: the branch's name, or
+// tag:, semver:, commit: and the value; HEAD for the remote's default branch.
+func refString(ref *olmsyncv1alpha1.GitRef) string {
+	switch {
+	case ref == nil:
+		return "HEAD"
+	case ref.Commit != "" && ref.Branch != "":
+		return ref.Branch + "@" + ref.Commit
+	case ref.Commit != "":
+		return "commit:" + ref.Commit
+	case ref.Tag != "":
+		return "tag:" + ref.Tag
+	case ref.SemVer != "":
+		return "semver:" + strings.Join(strings.Fields(ref.SemVer), " ")
+	case ref.Branch != "":
+		return ref.Branch
+	}
+	return "HEAD"
 }
 
 // oneLine keeps a message in its table cell.
@@ -306,20 +477,56 @@ func reconcileSync(ctx context.Context, s *syncSession, args []string) error {
 	return s.requestAndWait(ctx, key)
 }
 
-func resumeSync(ctx context.Context, s *syncSession, args []string) error {
-	if err := s.setSuspend(ctx, args[0], false); err != nil {
-		return err
-	}
-	return s.requestAndWait(ctx, s.key(args[0]))
-}
-
-// setSuspend sets spec.suspend with a merge patch, which touches no other field.
-func (s *syncSession) setSuspend(ctx context.Context, name string, suspend bool) error {
-	obj, err := s.getSync(ctx, name)
+func suspendSyncs(ctx context.Context, s *syncSession, args []string) error {
+	keys, err := s.targets(ctx, args)
 	if err != nil {
 		return err
 	}
-	key := client.ObjectKeyFromObject(obj)
+	for _, key := range keys {
+		if err := s.setSuspend(ctx, key, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resumeSync resumes the Syncs and asks each for a reconcile before waiting for any, so
+// that with --all they reconcile side by side; then it waits for each in turn.
+func resumeSync(ctx context.Context, s *syncSession, args []string) error {
+	keys, err := s.targets(ctx, args)
+	if err != nil {
+		return err
+	}
+	requested := make([]string, len(keys))
+	for i, key := range keys {
+		if err := s.setSuspend(ctx, key, false); err != nil {
+			return err
+		}
+		if requested[i], err = requestReconcile(ctx, s.client, key); err != nil {
+			return err
+		}
+	}
+	var notReady []string
+	for i, key := range keys {
+		err := s.report(ctx, key, requested[i])
+		var f *findingsError
+		switch {
+		case errors.As(err, &f):
+			notReady = append(notReady, key.String())
+		case err != nil:
+			return err
+		}
+	}
+	if len(notReady) > 0 {
+		return &findingsError{"not ready: " + strings.Join(notReady, ", ")}
+	}
+	return nil
+}
+
+// setSuspend sets spec.suspend with a merge patch, which touches no other field.
+func (s *syncSession) setSuspend(ctx context.Context, key types.NamespacedName, suspend bool) error {
+	obj := &olmsyncv1alpha1.Sync{}
+	obj.Namespace, obj.Name = key.Namespace, key.Name
 	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"suspend":%t}}`, suspend))
 	if err := s.client.Patch(ctx, obj, patch); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -342,6 +549,12 @@ func (s *syncSession) requestAndWait(ctx context.Context, key types.NamespacedNa
 	if err != nil {
 		return err
 	}
+	return s.report(ctx, key, requestedAt)
+}
+
+// report says a reconcile was requested at requestedAt and, with --wait, waits for its
+// outcome: nil when the Sync is Ready, a findings error when it is not.
+func (s *syncSession) report(ctx context.Context, key types.NamespacedName, requestedAt string) error {
 	if !s.wait {
 		fmt.Fprintf(s.out, "reconcile of Sync %s requested at %s\n", key, requestedAt)
 		return nil

@@ -321,8 +321,8 @@ func TestGetSyncs(t *testing.T) {
 	})
 
 	t.Run("bad output format", func(t *testing.T) {
-		_, stderr, err := c.run("get", "syncs", "-n", ns, "-o", "wide")
-		if err == nil || exitCode(err) != exitUsage || !strings.Contains(stderr, `-o "wide": want table, json or yaml`) {
+		_, stderr, err := c.run("get", "syncs", "-n", ns, "-o", "xml")
+		if err == nil || exitCode(err) != exitUsage || !strings.Contains(stderr, `-o "xml": want table, wide, json, yaml`) {
 			t.Errorf("err %v, stderr %q", err, stderr)
 		}
 	})

@@ -465,14 +465,16 @@ type PolicyViolation struct {
 }
 
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:categories=olmsync
+// +kubebuilder:resource:categories=olmsync,shortName=sy
 // +kubebuilder:subresource:status
-// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.source.url`
-// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.lastAppliedRevision`
+// The columns of a Flux Kustomization (Ready, Status, Age) with the revision applied, so
+// that `kubectl get sy` says what is wrong without -o wide; URL and Suspended are wide.
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
-// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
-// +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.spec.suspend`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.lastAppliedRevision`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.source.url`,priority=1
+// +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.spec.suspend`,priority=1
 
 // Sync keeps a cluster in step with the apps of a Git repository: it fetches the
 // repository, renders its apps, checks them against the placement rules, applies them in
