@@ -1,26 +1,14 @@
 package olmtest
 
 import (
-	"archive/tar"
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
-	"io"
-	"log"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"sigs.k8s.io/yaml"
 
+	"github.com/olmsync/olmsync/internal/ocitest"
 	"github.com/olmsync/olmsync/reconcile/olm/catalog"
 )
 
@@ -87,63 +75,30 @@ func FBC(tb testing.TB, bundles []Bundle) string {
 	return out.String()
 }
 
-// Registry is an OCI registry served in-process on loopback (go-containerregistry's).
+// Registry is an OCI registry served in-process over HTTPS on loopback
+// (internal/ocitest), with what the OLM tests push to it.
 type Registry struct {
-	// Host is host:port, to put in image references.
-	Host string
-	srv  *httptest.Server
+	*ocitest.Registry
 }
 
 // ServeRegistry starts a registry for the test; it stops when the test ends.
 func ServeRegistry(tb testing.TB) *Registry {
 	tb.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	tb.Cleanup(srv.Close)
-	return &Registry{Host: strings.TrimPrefix(srv.URL, "http://"), srv: srv}
+	return &Registry{Registry: ocitest.Serve(tb)}
 }
 
-// Close stops the registry now, as a registry going away would.
-func (r *Registry) Close() { r.srv.Close() }
+// ImageOptions are the options that reach the registry (its certificate trusted); the
+// rest as given.
+func (r *Registry) ImageOptions(opts catalog.ImageOptions) catalog.ImageOptions {
+	opts.Transport = r.Transport()
+	return opts
+}
 
 // PushCatalog pushes a catalog image holding fbc under /configs (labelled as opm labels
-// catalog images) as repo:tag and returns its reference and digest.
+// catalog images) as repo:tag and returns its reference (by tag) and digest.
 func (r *Registry) PushCatalog(tb testing.TB, repoTag, fbc string) (ref, digest string) {
 	tb.Helper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	if err := tw.WriteHeader(&tar.Header{Name: "configs/catalog.json", Mode: 0o644, Size: int64(len(fbc)), Typeflag: tar.TypeReg}); err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := tw.Write([]byte(fbc)); err != nil {
-		tb.Fatal(err)
-	}
-	if err := tw.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	data := buf.Bytes()
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
-	if err != nil {
-		tb.Fatal(err)
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	img, err = mutate.Config(img, v1.Config{Labels: map[string]string{catalog.ConfigsLabel: "/configs"}})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ref = fmt.Sprintf("%s/%s", r.Host, repoTag)
-	parsed, err := name.ParseReference(ref, name.Insecure)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := remote.Write(parsed, img); err != nil {
-		tb.Fatal(err)
-	}
-	d, err := img.Digest()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return ref, d.String()
+	img := ocitest.Files(tb, map[string][]byte{"configs/catalog.json": []byte(fbc)}, map[string]string{catalog.ConfigsLabel: "/configs"})
+	_, digest = r.Push(tb, repoTag, img)
+	return r.Host + "/" + repoTag, digest
 }

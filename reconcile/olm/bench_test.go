@@ -66,7 +66,7 @@ func BenchmarkSteadyState(b *testing.B) {
 
 		b.StartTimer()
 		start := time.Now()
-		m := olmtest.StartManager(b, env, olm.Options{GlobalCatalogNamespace: global, CatalogImages: catalogImages(b)})
+		m := olmtest.StartManager(b, env, olm.Options{GlobalCatalogNamespace: global, CatalogImages: reg.ImageOptions(catalogImages(b))})
 		for n, ns := range namespaces {
 			for s := range subscriptionsPerNamespace {
 				pkg := fmt.Sprintf("bench%02d", (n*subscriptionsPerNamespace+s)%benchPackages)

@@ -87,7 +87,7 @@ func (o ImageOptions) remoteOptions(ctx context.Context) []remote.Option {
 }
 
 // ErrPlainHTTP is a request to a registry over plain HTTP without ImageOptions.Insecure.
-var ErrPlainHTTP = errors.New("plain HTTP to a registry is refused unless allowed explicitly (--insecure-registry)")
+var ErrPlainHTTP = errors.New("plain HTTP to a registry is refused unless allowed explicitly (an insecure-registry flag)")
 
 // httpsOnly refuses every request that is not HTTPS.
 type httpsOnly struct{ next http.RoundTripper }
