@@ -122,6 +122,16 @@ func (o ImageOptions) parse(ref string) (name.Reference, error) {
 	return r, nil
 }
 
+// DigestReference is the repository of ref at digest (host/repository@sha256:…), the
+// reference that names exactly what was pulled.
+func DigestReference(ref, digest string) (string, error) {
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		return "", &ImageError{Ref: ref, Op: "parse", Err: err}
+	}
+	return r.Context().Digest(digest).String(), nil
+}
+
 // ImageDigest resolves an image reference to the digest it names now, without pulling
 // anything but the manifest's headers. A poller compares it with the digest it loaded
 // last (Catalog.Source.Digest): the same digest means the same catalog, nothing to do.
