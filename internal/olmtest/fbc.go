@@ -3,6 +3,8 @@ package olmtest
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -101,4 +103,78 @@ func (r *Registry) PushCatalog(tb testing.TB, repoTag, fbc string) (ref, digest 
 	img := ocitest.Files(tb, map[string][]byte{"configs/catalog.json": []byte(fbc)}, map[string]string{catalog.ConfigsLabel: "/configs"})
 	_, digest = r.Push(tb, repoTag, img)
 	return r.Host + "/" + repoTag, digest
+}
+
+// BundleCatalog is a catalog image made of real bundles (their folders in ../shared), each
+// pushed as a bundle image, and listed by digest in the catalog's FBC, with no content of
+// its own: what OLM's real catalogs look like.
+type BundleCatalog struct {
+	// Ref is the catalog image (by tag).
+	Ref string
+	// Images are the bundle images by CSV name (host/repo@sha256:…).
+	Images map[string]string
+	// Catalog is the catalog as pushed (Edit applied).
+	Catalog *catalog.Catalog
+}
+
+// BundleCatalogOptions change what PushBundleCatalog pushes.
+type BundleCatalogOptions struct {
+	// RepoPrefix is where the bundle images go: <prefix><package>:<version>.
+	RepoPrefix string
+	// Edit changes the catalog before it is written (a bundle pointed at another image).
+	Edit func(c *catalog.Catalog)
+}
+
+// PushBundleCatalog pushes every bundle of the package folders (shared data folders such
+// as data/catalogs/community-operators-bundles/operators/etcd) as a bundle image, and a
+// catalog image repoTag listing them by digest. A package's default channel that names no
+// channel (camel-k's bundles name stable-1.10, which none of them is in) becomes its first
+// channel, as a catalog build would have to choose one.
+func (r *Registry) PushBundleCatalog(tb testing.TB, repoTag string, opts BundleCatalogOptions, packageDirs ...string) *BundleCatalog {
+	tb.Helper()
+	out := &BundleCatalog{Ref: r.Host + "/" + repoTag, Images: map[string]string{}, Catalog: &catalog.Catalog{}}
+	for _, dir := range packageDirs {
+		c, err := catalog.LoadPath(dir)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if errs := c.Problems.Errors(); len(errs) > 0 {
+			tb.Fatalf("bundles of %s: %v", dir, errs)
+		}
+		bundleDirs, err := filepath.Glob(filepath.Join(dir, "*", "metadata", "annotations.yaml"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, p := range c.Packages {
+			if p.Channel(p.DefaultChannel) == nil && len(p.Channels) > 0 {
+				p.DefaultChannel = p.Channels[0].Name
+			}
+			for _, b := range p.Bundles {
+				folder := ""
+				for _, a := range bundleDirs {
+					bd := filepath.Dir(filepath.Dir(a))
+					if strings.HasPrefix(b.Origin.File, bd+string(filepath.Separator)) {
+						folder = bd
+					}
+				}
+				if folder == "" {
+					tb.Fatalf("no folder for bundle %s (%s)", b.Name, b.Origin)
+				}
+				ref, _ := r.Push(tb, fmt.Sprintf("%s%s:%s", opts.RepoPrefix, p.Name, filepath.Base(folder)), ocitest.BundleImage(tb, folder, nil))
+				out.Images[b.Name] = ref
+				b.Image, b.CSV, b.Objects = ref, nil, nil
+			}
+		}
+		out.Catalog.Packages = append(out.Catalog.Packages, c.Packages...)
+	}
+	out.Catalog.Sort()
+	if opts.Edit != nil {
+		opts.Edit(out.Catalog)
+	}
+	var fbc strings.Builder
+	if err := catalog.WriteFBC(&fbc, out.Catalog, catalog.RenderOptions{}); err != nil {
+		tb.Fatal(err)
+	}
+	r.PushCatalog(tb, repoTag, fbc.String())
+	return out
 }
