@@ -20,6 +20,13 @@ import (
 // steps without unpacking bundle images.
 func FBC(tb testing.TB, bundles []Bundle) string {
 	tb.Helper()
+	return fbc(tb, bundles, nil)
+}
+
+// fbc writes the catalog of FBC; with images, each bundle is listed by its image there
+// only, without its content.
+func fbc(tb testing.TB, bundles []Bundle, images map[string]string) string {
+	tb.Helper()
 	var out strings.Builder
 	line := func(v any) {
 		data, err := json.Marshal(v)
@@ -61,9 +68,15 @@ func FBC(tb testing.TB, bundles []Bundle) string {
 		for _, a := range b.Requires {
 			props = append(props, map[string]any{"type": "olm.gvk.required", "value": map[string]any{"group": a.Group, "version": a.Version, "kind": a.Kind}})
 		}
-		objects := []string{b.CSV()}
-		for _, a := range b.Owns {
-			objects = append(objects, CRD(a))
+		image := "example.com/bundles/" + b.Name()
+		var objects []string
+		if ref, ok := images[b.Name()]; ok {
+			image = ref
+		} else {
+			objects = append(objects, b.CSV())
+			for _, a := range b.Owns {
+				objects = append(objects, CRD(a))
+			}
 		}
 		for _, o := range objects {
 			j, err := yaml.YAMLToJSON([]byte(o))
@@ -72,7 +85,7 @@ func FBC(tb testing.TB, bundles []Bundle) string {
 			}
 			props = append(props, map[string]any{"type": "olm.bundle.object", "value": map[string]any{"data": base64.StdEncoding.EncodeToString(j)}})
 		}
-		line(map[string]any{"schema": "olm.bundle", "name": b.Name(), "package": b.Package, "image": "example.com/bundles/" + b.Name(), "properties": props})
+		line(map[string]any{"schema": "olm.bundle", "name": b.Name(), "package": b.Package, "image": image, "properties": props})
 	}
 	return out.String()
 }
@@ -177,4 +190,33 @@ func (r *Registry) PushBundleCatalog(tb testing.TB, repoTag string, opts BundleC
 	}
 	r.PushCatalog(tb, repoTag, fbc.String())
 	return out
+}
+
+// PushImageOnlyCatalog pushes every bundle as a bundle image (its CSV and owned CRDs under
+// manifests/, metadata/annotations.yaml naming its package and the channel "stable", as opm
+// builds one) to <repoPrefix><package>:<version>, and a catalog image repoTag whose FBC is
+// FBC's but lists each bundle by image digest only, as real catalogs do. It returns the
+// catalog's reference (by tag).
+func (r *Registry) PushImageOnlyCatalog(tb testing.TB, repoTag, repoPrefix string, bundles []Bundle) string {
+	tb.Helper()
+	images := map[string]string{}
+	for _, b := range bundles {
+		files := map[string][]byte{
+			"manifests/" + b.Name() + ".clusterserviceversion.yaml": []byte(b.CSV()),
+			"metadata/annotations.yaml": fmt.Appendf(nil, "annotations:\n"+
+				"  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n"+
+				"  operators.operatorframework.io.bundle.manifests.v1: manifests/\n"+
+				"  operators.operatorframework.io.bundle.metadata.v1: metadata/\n"+
+				"  operators.operatorframework.io.bundle.package.v1: %s\n"+
+				"  operators.operatorframework.io.bundle.channels.v1: stable\n"+
+				"  operators.operatorframework.io.bundle.channel.default.v1: stable\n", b.Package),
+		}
+		for _, a := range b.Owns {
+			files["manifests/"+a.CRDName()+".crd.yaml"] = []byte(CRD(a))
+		}
+		ref, _ := r.Push(tb, fmt.Sprintf("%s%s:%s", repoPrefix, b.Package, b.Version), ocitest.Files(tb, files, nil))
+		images[b.Name()] = ref
+	}
+	ref, _ := r.PushCatalog(tb, repoTag, fbc(tb, bundles, images))
+	return ref
 }
