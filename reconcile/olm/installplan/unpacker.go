@@ -3,6 +3,7 @@ package installplan
 import (
 	"container/list"
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -146,6 +147,6 @@ func (e *unpackError) Error() string { return e.msg }
 
 // IsPermanentUnpackError reports whether a pull failed for good.
 func IsPermanentUnpackError(err error) bool {
-	ue, ok := err.(*unpackError)
-	return ok && ue.permanent
+	var ue *unpackError
+	return errors.As(err, &ue) && ue.permanent
 }
