@@ -54,6 +54,11 @@ func writeGitHub(w io.Writer, r *Report, opts Options) error {
 	for _, c := range r.Changes {
 		add(annotation{"notice", c.File, c.Line, "olmsync: OLM change", changeText(c)})
 	}
+	for _, s := range r.Subscriptions {
+		if lines := bringsLines(s.Brings); len(lines) > 0 {
+			add(annotation{"notice", s.File, s.Line, "olmsync: what " + s.ID() + " brings (" + s.Brings.CSV + ")", strings.Join(lines, "\n")})
+		}
+	}
 	for _, v := range r.Violations {
 		if v.Waived && v.Status != StatusUnknown {
 			add(annotation{"notice", v.File, v.Line, ruleTitle(r, v.Rule) + " (waived)", violationText(v)})

@@ -75,6 +75,10 @@ func writeJUnit(w io.Writer, r *Report, opts Options) error {
 		j.addProblem(p)
 	}
 	doc := j.document()
+	if suite := bringsSuite(r); suite != nil {
+		doc.Suites = append(doc.Suites, *suite)
+		doc.Tests += suite.Tests
+	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -282,4 +286,29 @@ func (j *junitBuilder) properties() []junitProperty {
 		props = append(props, junitProperty{Name: "base", Value: j.r.Base.String()})
 	}
 	return props
+}
+
+// bringsSuite is the OLM preview's "what the Subscriptions bring", one passed test case
+// per Subscription that installs or upgrades, its CRDs, permissions and images in the
+// case's output: what a reviewer reads in the test report of a merge request. Nil without
+// a preview.
+func bringsSuite(r *Report) *junitSuite {
+	suite := &junitSuite{Name: "olmsync: what the Subscriptions bring"}
+	for _, s := range r.Subscriptions {
+		lines := bringsLines(s.Brings)
+		if len(lines) == 0 {
+			continue
+		}
+		name := s.ID() + " brings " + s.Brings.CSV
+		if s.Cluster != "" {
+			name = s.Cluster + ": " + name
+		}
+		suite.Cases = append(suite.Cases, junitCase{Name: name, Classname: "olm-preview", File: s.File, Time: "0",
+			SystemOut: strings.Join(lines, "\n")})
+	}
+	if len(suite.Cases) == 0 {
+		return nil
+	}
+	suite.Tests = len(suite.Cases)
+	return suite
 }

@@ -39,6 +39,57 @@ type SubscriptionPreview struct {
 	Outcome *PreviewOutcome `json:"outcome,omitempty"`
 	// Change says what the change does to the Subscription, with a base only.
 	Change *SubscriptionChange `json:"change,omitempty"`
+	// Brings is what the CSV the Subscription ends on brings to the cluster, read from its
+	// bundle (unpacked from its image when the catalog carries only that); absent when
+	// nothing is installed or upgraded.
+	Brings *PreviewBrings `json:"brings,omitempty"`
+}
+
+// PreviewBrings is what one bundle brings: the CRDs it applies, the install modes it
+// supports, the RBAC rules it asks for and the images it runs.
+type PreviewBrings struct {
+	CSV string `json:"csv"`
+	// Image is the bundle image it was read from, by digest, when the catalog lists the
+	// bundle by image only.
+	Image        string              `json:"image,omitempty"`
+	CRDs         []PreviewCRD        `json:"crds"`
+	InstallModes []string            `json:"installModes"`
+	Permissions  []PreviewPermission `json:"permissions"`
+	Images       []string            `json:"images"`
+	// Unseen says what the preview could not see (a bundle image it could not pull, run
+	// offline): the lists are then empty, and say nothing.
+	Unseen string `json:"unseen,omitempty"`
+}
+
+// Kinds of PreviewCRD.Change.
+const (
+	// CRDAdded: nothing the Subscription ran before owned the CRD.
+	CRDAdded = "added"
+	// CRDChanged: the CSV it ran before owned it too; the bundle's version replaces it.
+	CRDChanged = "changed"
+)
+
+// PreviewCRD is a CRD a bundle applies: its served versions (the storage version marked
+// with a *) and whether it is new to the Subscription.
+type PreviewCRD struct {
+	Name     string   `json:"name"`
+	Versions []string `json:"versions"`
+	Change   string   `json:"change"`
+	// Verdict is, for a changed CRD whose old and new definitions the preview read, what
+	// OLM's CRD upgrade check says: CRDUpgradeSafe, or why OLM would refuse the update (a
+	// served or stored version removed), in OLM's words.
+	Verdict string `json:"verdict,omitempty"`
+}
+
+// CRDUpgradeSafe is the verdict of a CRD update OLM's check allows.
+const CRDUpgradeSafe = "safe"
+
+// PreviewPermission is the rules one service account asks for; ClusterWide marks the
+// CSV's clusterPermissions, granted on every namespace and on cluster-scoped resources.
+type PreviewPermission struct {
+	ServiceAccount string   `json:"serviceAccount"`
+	ClusterWide    bool     `json:"clusterWide"`
+	Rules          []string `json:"rules"`
 }
 
 // ID names the Subscription as messages do: "namespace/name".
@@ -176,6 +227,16 @@ func completePreview(r *Report) {
 		s.File = cleanPath(s.File)
 		s.Resolution.Path = nonNil(s.Resolution.Path)
 		s.Dependencies = nonNil(s.Dependencies)
+		if b := s.Brings; b != nil {
+			b.CRDs, b.InstallModes = nonNil(b.CRDs), nonNil(b.InstallModes)
+			b.Permissions, b.Images = nonNil(b.Permissions), nonNil(b.Images)
+			for j := range b.CRDs {
+				b.CRDs[j].Versions = nonNil(b.CRDs[j].Versions)
+			}
+			for j := range b.Permissions {
+				b.Permissions[j].Rules = nonNil(b.Permissions[j].Rules)
+			}
+		}
 	}
 	slices.SortStableFunc(r.Subscriptions, func(a, b SubscriptionPreview) int {
 		return cmp.Or(cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))

@@ -61,6 +61,46 @@ func previewSentence(s SubscriptionPreview) string {
 	return b.String()
 }
 
+// bringsLines say what a bundle brings, one line each: CRDs, cluster-wide and namespaced
+// permissions, install modes, images; or what the preview could not see.
+func bringsLines(b *PreviewBrings) []string {
+	if b == nil {
+		return nil
+	}
+	if b.Unseen != "" {
+		return []string{"brings: not seen: " + b.Unseen}
+	}
+	var out []string
+	if len(b.CRDs) > 0 {
+		crds := make([]string, len(b.CRDs))
+		for i, c := range b.CRDs {
+			change := c.Change
+			switch {
+			case c.Verdict == CRDUpgradeSafe:
+				change += ", upgrade safe"
+			case c.Verdict != "":
+				change += ", OLM REFUSES: " + c.Verdict
+			}
+			crds[i] = fmt.Sprintf("%s %s (%s)", c.Name, strings.Join(c.Versions, ","), change)
+		}
+		out = append(out, "CRDs: "+strings.Join(crds, ", "))
+	}
+	for _, p := range b.Permissions {
+		scope := "namespaced permissions"
+		if p.ClusterWide {
+			scope = "CLUSTER-WIDE permissions"
+		}
+		out = append(out, fmt.Sprintf("%s of %s: %s", scope, p.ServiceAccount, strings.Join(p.Rules, "; ")))
+	}
+	if len(b.InstallModes) > 0 {
+		out = append(out, "install modes: "+strings.Join(b.InstallModes, ", "))
+	}
+	if len(b.Images) > 0 {
+		out = append(out, "images: "+strings.Join(b.Images, ", "))
+	}
+	return out
+}
+
 // outcomeText is the phase a CSV would reach: "Succeeded", "Failed (NoOperatorGroup):
 // csv in namespace with no operatorgroups".
 func outcomeText(o *PreviewOutcome) string {
@@ -140,6 +180,9 @@ func (t *textWriter) preview(r *Report) {
 			}
 			t.print("      " + t.style(code, "→ "+o.CSV+": "+outcomeText(o)) + "\n")
 		}
+		for _, line := range bringsLines(s.Brings) {
+			t.print(indentLines(plain(line), "      ") + "\n")
+		}
 	}
 	for _, g := range r.OperatorGroups {
 		head := "  OperatorGroup " + plain(g.Namespace+"/"+g.Name)
@@ -173,6 +216,23 @@ func (m *mdWriter) preview(r *Report) {
 		}
 		m.printf("| %s | %s | %s | %s |\n", mdCode(name), m.link(s.File, s.Line),
 			mdText(truncate(previewSentence(s), maxCellMessage)), outcome)
+	}
+	var bringing []SubscriptionPreview
+	for i, s := range r.Subscriptions {
+		if i < m.rows && s.Brings != nil {
+			bringing = append(bringing, s)
+		}
+	}
+	if len(bringing) > 0 {
+		m.details("What the Subscriptions bring: CRDs, permissions, images", func() {
+			for _, s := range bringing {
+				m.printf("%s — %s:\n\n", mdCode(s.ID()), mdCode(s.Brings.CSV))
+				for _, line := range bringsLines(s.Brings) {
+					m.printf("- %s\n", mdText(truncate(line, maxCellMessage)))
+				}
+				m.printf("\n")
+			}
+		})
 	}
 	if len(r.OperatorGroups) == 0 {
 		return

@@ -312,7 +312,7 @@ func artifactURI(file string) string {
 
 // toSARIFInvocation reports what kept the run from seeing everything: problems (errors
 // for the checked revision, warnings for the base), render warnings, and results left out
-// to stay within GitHub's limit.
+// to stay within GitHub's limit; and, as notes, what the OLM preview's Subscriptions bring.
 func toSARIFInvocation(r *Report, dropped int) sarifInvocation {
 	inv := sarifInvocation{ExecutionSuccessful: r.Summary.Result != ResultIncomplete}
 	for _, p := range r.Problems {
@@ -326,6 +326,14 @@ func toSARIFInvocation(r *Report, dropped int) sarifInvocation {
 	for _, w := range r.Warnings {
 		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications,
 			toSARIFNotification("warning", w.Message, w.File, w.Line))
+	}
+	// What each Subscription brings (the OLM preview): notes on its line, not results, as
+	// they are no finding.
+	for _, sp := range r.Subscriptions {
+		if lines := bringsLines(sp.Brings); len(lines) > 0 {
+			inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, toSARIFNotification("note",
+				"Subscription "+sp.ID()+" brings "+sp.Brings.CSV+":\n"+strings.Join(lines, "\n"), sp.File, sp.Line))
+		}
 	}
 	if dropped > 0 {
 		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, toSARIFNotification("warning",

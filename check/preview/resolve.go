@@ -2,6 +2,7 @@ package preview
 
 import (
 	"cmp"
+	"context"
 	"maps"
 	"runtime"
 	"slices"
@@ -27,6 +28,8 @@ type clusterPreview struct {
 	// runs are what each Subscription (namespace/name) ends on once the revision is
 	// applied, for a later revision that takes this one as its base.
 	runs map[string]*run
+	// unpack pulls a bundle image that a catalog lists without its content.
+	unpack func(image string) (*catalog.UnpackedBundle, error)
 }
 
 // run is the CSV a Subscription ends on, and the dependencies that came with it.
@@ -39,7 +42,7 @@ type run struct {
 // previewCluster builds the cluster's view, resolves every namespace that has a
 // Subscription, judges every CSV the namespaces would run against the OperatorGroups, and
 // reports it.
-func (s *Stage) previewCluster(in *policy.Input, specs []CatalogSpec, loaded []*loadedCatalog) *clusterPreview {
+func (s *Stage) previewCluster(ctx context.Context, in *policy.Input, specs []CatalogSpec, loaded []*loadedCatalog) *clusterPreview {
 	v := newView(in, s.stateFor(in.Cluster))
 	marketplace := cmp.Or(in.Config.MarketplaceNamespace, render.DefaultMarketplaceNamespace)
 	cats := make([]resolve.Catalog, 0, len(specs))
@@ -56,7 +59,8 @@ func (s *Stage) previewCluster(in *policy.Input, specs []CatalogSpec, loaded []*
 		assumeBase(v, s.opts.Base.runsOf(in.Cluster))
 	}
 	results := resolveNamespaces(s.resolver(cats, marketplace), v)
-	p := &clusterPreview{name: in.Cluster, warnings: v.warnings, runs: map[string]*run{}}
+	p := &clusterPreview{name: in.Cluster, warnings: v.warnings, runs: map[string]*run{},
+		unpack: func(image string) (*catalog.UnpackedBundle, error) { return s.unpackBundle(ctx, image) }}
 	outcomes, settled := judge(v, results)
 	p.report(v, results, contents, outcomes)
 	p.reportGroups(v, settled)

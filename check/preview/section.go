@@ -93,6 +93,7 @@ func (p *clusterPreview) report(v *view, results map[string]*resolve.Result, con
 			sp.Dependencies = append(sp.Dependencies, pd)
 		}
 		p.judgeSubscription(&sp, e.git, sr, res, outcomes, reported)
+		sp.Brings = p.brings(v, sr, contents)
 		p.subs = append(p.subs, sp)
 	}
 	p.reportInstalled(v, outcomes, reported)

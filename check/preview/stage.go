@@ -37,6 +37,8 @@ type Stage struct {
 
 	mu        sync.Mutex
 	resolvers map[string]*resolve.Resolver
+	// bundles are the bundle images pulled, by reference, each once per check.
+	bundles map[string]*unpacked
 }
 
 var _ check.Stage = (*Stage)(nil)
@@ -72,7 +74,7 @@ func (s *Stage) Run(ctx context.Context, res *check.Result) (check.Section, erro
 	sec := &Section{}
 	for i := range res.Inputs {
 		in := &res.Inputs[i]
-		c := s.previewCluster(in, specs, loaded)
+		c := s.previewCluster(ctx, in, specs, loaded)
 		sec.clusters = append(sec.clusters, c)
 		res.Violations = append(res.Violations, c.violations...)
 		res.Warnings = append(res.Warnings, c.warnings...)

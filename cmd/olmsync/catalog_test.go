@@ -149,7 +149,7 @@ func TestCatalogImage(t *testing.T) {
 	}
 	cache := t.TempDir()
 	for i, want := range []string{"): 1 packages", ", from cache): 1 packages"} {
-		out, err := run(t, "catalog", "validate", ref, "--cache-dir", cache)
+		out, err := run(t, "catalog", "validate", ref, "--cache-dir", cache, "--insecure")
 		if err != nil {
 			t.Fatalf("run %d: %v\n%s", i, err, out)
 		}

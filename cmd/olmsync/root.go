@@ -45,6 +45,7 @@ placement rules, and syncs them into a cluster through an embedded OLM lifecycle
 	root.AddCommand(newCheckCommand())
 	root.AddCommand(newAppsCommand())
 	root.AddCommand(newCatalogCommand())
+	root.AddCommand(newBundleCommand())
 	root.AddCommand(markGraceful(newRunCommand()))
 	root.AddCommand(newSyncCommands()...)
 	root.AddCommand(newInstallCommand())

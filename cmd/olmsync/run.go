@@ -23,6 +23,7 @@ import (
 	"github.com/olmsync/olmsync/reconcile/gitsync"
 	"github.com/olmsync/olmsync/reconcile/olm"
 	"github.com/olmsync/olmsync/reconcile/olm/catalog"
+	"github.com/olmsync/olmsync/reconcile/olm/installplan"
 	"github.com/olmsync/olmsync/reconcile/receiver"
 	"github.com/olmsync/olmsync/sources"
 )
@@ -41,6 +42,9 @@ type runOptions struct {
 	watchLabelSelector      string
 	disableCopiedCSVs       bool
 	catalogCache            string
+	imageCacheMaxSize       int64
+	bundleUnpackTimeout     time.Duration
+	plainHTTPRegistries     bool
 	installCRDs             bool
 	kubeAPIQPS              float32
 	kubeAPIBurst            int
@@ -95,7 +99,10 @@ branch; local sources are then allowed).`,
 	f.DurationVar(&o.leaseTimings.RetryPeriod, "leader-election-retry-period", reconcile.DefaultTimings.RetryPeriod, "how often the lease is renewed, or tried for by a waiting replica")
 	f.StringVar(&o.watchLabelSelector, "watch-label-selector", "", `reconcile only the Syncs this label selector matches (e.g. "sharding.olmsync.dev/key in (shard1)"), so that several olmsync deployments split a cluster's Syncs; each shard takes a lease of its own`)
 	f.BoolVar(&o.disableCopiedCSVs, "disable-copied-csvs", false, "do not copy the CSVs of operators watching all namespaces into every namespace (OLM's disableCopiedCSVs)")
-	f.StringVar(&o.catalogCache, "catalog-cache", "", "folder caching pulled catalog images by digest (default: none)")
+	f.StringVar(&o.catalogCache, "catalog-cache", "", "folder caching pulled catalog and bundle images by digest (default: none)")
+	f.Int64Var(&o.imageCacheMaxSize, "image-cache-max-size", 2<<30, "bytes the --catalog-cache folder may hold; the least recently used images go first (0: no bound)")
+	f.DurationVar(&o.bundleUnpackTimeout, "bundle-unpack-timeout", installplan.DefaultBundleUnpackTimeout, "how long a bundle image may take to unpack before its InstallPlan fails (OLM's flag; an OperatorGroup's operatorframework.io/bundle-unpack-timeout overrides it; 0: no limit)")
+	f.BoolVar(&o.plainHTTPRegistries, "allow-plain-http-registries", false, "let catalog and bundle images be pulled over plain HTTP (default: HTTPS only, on loopback and private addresses too)")
 	f.BoolVar(&o.installCRDs, "install-crds", false, "apply olmsync's CRDs before starting (a cluster without the Helm chart)")
 	f.StringVar(&o.webhookAddr, "webhook-bind-address", ":9292", `webhook receiver address, serving /hooks/<namespace>/<sync> ("0" turns it off)`)
 	f.IntVar(&o.webhook.RatePerMinute, "webhook-rate-limit", receiver.DefaultRatePerMinute, "webhook requests one client address may make a minute (in bursts of 20); more are answered 429 before anything is read (negative: no limit)")
@@ -192,7 +199,9 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		OLMOptions: olm.Options{
 			GlobalCatalogNamespace: o.globalCatalogNamespace,
 			DisableCopiedCSVs:      o.disableCopiedCSVs,
-			CatalogImages:          catalog.ImageOptions{CacheDir: o.catalogCache},
+			CatalogImages:          catalog.ImageOptions{CacheDir: o.catalogCache, Insecure: o.plainHTTPRegistries},
+			ImageCacheMaxSize:      o.imageCacheMaxSize,
+			BundleUnpackTimeout:    unpackTimeout(o.bundleUnpackTimeout),
 		},
 		MetricsAddr:             o.metricsAddr,
 		ProbeAddr:               o.probeAddr,
@@ -274,6 +283,15 @@ func (o *runOptions) restConfig() (*rest.Config, error) {
 		cfg.QPS, cfg.Burst = o.kubeAPIQPS, max(o.kubeAPIBurst, int(o.kubeAPIQPS))
 	}
 	return cfg, nil
+}
+
+// unpackTimeout is --bundle-unpack-timeout as olm.Options takes it: 0 there means the
+// default, a negative duration no limit.
+func unpackTimeout(flag time.Duration) time.Duration {
+	if flag <= 0 {
+		return -1
+	}
+	return flag
 }
 
 // gitCacheDir is --git-cache, else the user's cache folder, else (a container without a

@@ -1,26 +1,16 @@
 package olmtest
 
 import (
-	"archive/tar"
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log"
-	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"sigs.k8s.io/yaml"
 
+	"github.com/olmsync/olmsync/internal/ocitest"
 	"github.com/olmsync/olmsync/reconcile/olm/catalog"
 )
 
@@ -29,6 +19,13 @@ import (
 // bundle carries its CSV and owned CRDs as olm.bundle.object properties, so that plans get
 // steps without unpacking bundle images.
 func FBC(tb testing.TB, bundles []Bundle) string {
+	tb.Helper()
+	return fbc(tb, bundles, nil)
+}
+
+// fbc writes the catalog of FBC; with images, each bundle is listed by its image there
+// only, without its content.
+func fbc(tb testing.TB, bundles []Bundle, images map[string]string) string {
 	tb.Helper()
 	var out strings.Builder
 	line := func(v any) {
@@ -71,9 +68,15 @@ func FBC(tb testing.TB, bundles []Bundle) string {
 		for _, a := range b.Requires {
 			props = append(props, map[string]any{"type": "olm.gvk.required", "value": map[string]any{"group": a.Group, "version": a.Version, "kind": a.Kind}})
 		}
-		objects := []string{b.CSV()}
-		for _, a := range b.Owns {
-			objects = append(objects, CRD(a))
+		image := "example.com/bundles/" + b.Name()
+		var objects []string
+		if ref, ok := images[b.Name()]; ok {
+			image = ref
+		} else {
+			objects = append(objects, b.CSV())
+			for _, a := range b.Owns {
+				objects = append(objects, CRD(a))
+			}
 		}
 		for _, o := range objects {
 			j, err := yaml.YAMLToJSON([]byte(o))
@@ -82,68 +85,138 @@ func FBC(tb testing.TB, bundles []Bundle) string {
 			}
 			props = append(props, map[string]any{"type": "olm.bundle.object", "value": map[string]any{"data": base64.StdEncoding.EncodeToString(j)}})
 		}
-		line(map[string]any{"schema": "olm.bundle", "name": b.Name(), "package": b.Package, "image": "example.com/bundles/" + b.Name(), "properties": props})
+		line(map[string]any{"schema": "olm.bundle", "name": b.Name(), "package": b.Package, "image": image, "properties": props})
 	}
 	return out.String()
 }
 
-// Registry is an OCI registry served in-process on loopback (go-containerregistry's).
+// Registry is an OCI registry served in-process over HTTPS on loopback
+// (internal/ocitest), with what the OLM tests push to it.
 type Registry struct {
-	// Host is host:port, to put in image references.
-	Host string
-	srv  *httptest.Server
+	*ocitest.Registry
 }
 
 // ServeRegistry starts a registry for the test; it stops when the test ends.
 func ServeRegistry(tb testing.TB) *Registry {
 	tb.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	tb.Cleanup(srv.Close)
-	return &Registry{Host: strings.TrimPrefix(srv.URL, "http://"), srv: srv}
+	return &Registry{Registry: ocitest.Serve(tb)}
 }
 
-// Close stops the registry now, as a registry going away would.
-func (r *Registry) Close() { r.srv.Close() }
+// ImageOptions are the options that reach the registry (its certificate trusted); the
+// rest as given.
+func (r *Registry) ImageOptions(opts catalog.ImageOptions) catalog.ImageOptions {
+	opts.Transport = r.Transport()
+	return opts
+}
 
 // PushCatalog pushes a catalog image holding fbc under /configs (labelled as opm labels
-// catalog images) as repo:tag and returns its reference and digest.
+// catalog images) as repo:tag and returns its reference (by tag) and digest.
 func (r *Registry) PushCatalog(tb testing.TB, repoTag, fbc string) (ref, digest string) {
 	tb.Helper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	if err := tw.WriteHeader(&tar.Header{Name: "configs/catalog.json", Mode: 0o644, Size: int64(len(fbc)), Typeflag: tar.TypeReg}); err != nil {
+	img := ocitest.Files(tb, map[string][]byte{"configs/catalog.json": []byte(fbc)}, map[string]string{catalog.ConfigsLabel: "/configs"})
+	_, digest = r.Push(tb, repoTag, img)
+	return r.Host + "/" + repoTag, digest
+}
+
+// BundleCatalog is a catalog image made of real bundles (their folders in ../shared), each
+// pushed as a bundle image, and listed by digest in the catalog's FBC, with no content of
+// its own: what OLM's real catalogs look like.
+type BundleCatalog struct {
+	// Ref is the catalog image (by tag).
+	Ref string
+	// Images are the bundle images by CSV name (host/repo@sha256:…).
+	Images map[string]string
+	// Catalog is the catalog as pushed (Edit applied).
+	Catalog *catalog.Catalog
+}
+
+// BundleCatalogOptions change what PushBundleCatalog pushes.
+type BundleCatalogOptions struct {
+	// RepoPrefix is where the bundle images go: <prefix><package>:<version>.
+	RepoPrefix string
+	// Edit changes the catalog before it is written (a bundle pointed at another image).
+	Edit func(c *catalog.Catalog)
+}
+
+// PushBundleCatalog pushes every bundle of the package folders (shared data folders such
+// as data/catalogs/community-operators-bundles/operators/etcd) as a bundle image, and a
+// catalog image repoTag listing them by digest. A package's default channel that names no
+// channel (camel-k's bundles name stable-1.10, which none of them is in) becomes its first
+// channel, as a catalog build would have to choose one.
+func (r *Registry) PushBundleCatalog(tb testing.TB, repoTag string, opts BundleCatalogOptions, packageDirs ...string) *BundleCatalog {
+	tb.Helper()
+	out := &BundleCatalog{Ref: r.Host + "/" + repoTag, Images: map[string]string{}, Catalog: &catalog.Catalog{}}
+	for _, dir := range packageDirs {
+		c, err := catalog.LoadPath(dir)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if errs := c.Problems.Errors(); len(errs) > 0 {
+			tb.Fatalf("bundles of %s: %v", dir, errs)
+		}
+		bundleDirs, err := filepath.Glob(filepath.Join(dir, "*", "metadata", "annotations.yaml"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, p := range c.Packages {
+			if p.Channel(p.DefaultChannel) == nil && len(p.Channels) > 0 {
+				p.DefaultChannel = p.Channels[0].Name
+			}
+			for _, b := range p.Bundles {
+				folder := ""
+				for _, a := range bundleDirs {
+					bd := filepath.Dir(filepath.Dir(a))
+					if strings.HasPrefix(b.Origin.File, bd+string(filepath.Separator)) {
+						folder = bd
+					}
+				}
+				if folder == "" {
+					tb.Fatalf("no folder for bundle %s (%s)", b.Name, b.Origin)
+				}
+				ref, _ := r.Push(tb, fmt.Sprintf("%s%s:%s", opts.RepoPrefix, p.Name, filepath.Base(folder)), ocitest.BundleImage(tb, folder, nil))
+				out.Images[b.Name] = ref
+				b.Image, b.CSV, b.Objects = ref, nil, nil
+			}
+		}
+		out.Catalog.Packages = append(out.Catalog.Packages, c.Packages...)
+	}
+	out.Catalog.Sort()
+	if opts.Edit != nil {
+		opts.Edit(out.Catalog)
+	}
+	var fbc strings.Builder
+	if err := catalog.WriteFBC(&fbc, out.Catalog, catalog.RenderOptions{}); err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := tw.Write([]byte(fbc)); err != nil {
-		tb.Fatal(err)
+	r.PushCatalog(tb, repoTag, fbc.String())
+	return out
+}
+
+// PushImageOnlyCatalog pushes every bundle as a bundle image (its CSV and owned CRDs under
+// manifests/, metadata/annotations.yaml naming its package and the channel "stable", as opm
+// builds one) to <repoPrefix><package>:<version>, and a catalog image repoTag whose FBC is
+// FBC's but lists each bundle by image digest only, as real catalogs do. It returns the
+// catalog's reference (by tag).
+func (r *Registry) PushImageOnlyCatalog(tb testing.TB, repoTag, repoPrefix string, bundles []Bundle) string {
+	tb.Helper()
+	images := map[string]string{}
+	for _, b := range bundles {
+		files := map[string][]byte{
+			"manifests/" + b.Name() + ".clusterserviceversion.yaml": []byte(b.CSV()),
+			"metadata/annotations.yaml": fmt.Appendf(nil, "annotations:\n"+
+				"  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n"+
+				"  operators.operatorframework.io.bundle.manifests.v1: manifests/\n"+
+				"  operators.operatorframework.io.bundle.metadata.v1: metadata/\n"+
+				"  operators.operatorframework.io.bundle.package.v1: %s\n"+
+				"  operators.operatorframework.io.bundle.channels.v1: stable\n"+
+				"  operators.operatorframework.io.bundle.channel.default.v1: stable\n", b.Package),
+		}
+		for _, a := range b.Owns {
+			files["manifests/"+a.CRDName()+".crd.yaml"] = []byte(CRD(a))
+		}
+		ref, _ := r.Push(tb, fmt.Sprintf("%s%s:%s", repoPrefix, b.Package, b.Version), ocitest.Files(tb, files, nil))
+		images[b.Name()] = ref
 	}
-	if err := tw.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	data := buf.Bytes()
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
-	if err != nil {
-		tb.Fatal(err)
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	img, err = mutate.Config(img, v1.Config{Labels: map[string]string{catalog.ConfigsLabel: "/configs"}})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ref = fmt.Sprintf("%s/%s", r.Host, repoTag)
-	parsed, err := name.ParseReference(ref, name.Insecure)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := remote.Write(parsed, img); err != nil {
-		tb.Fatal(err)
-	}
-	d, err := img.Digest()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return ref, d.String()
+	ref, _ := r.PushCatalog(tb, repoTag, fbc(tb, bundles, images))
+	return ref
 }

@@ -31,7 +31,15 @@ const (
 // registry. Each package is a replaces chain of 60 versions owning one CRD; every namespace
 // has its own OperatorGroup. It reports the API requests the manager made and the process's
 // peak RSS (the manager and the benchmark; the API server and etcd run apart).
-func BenchmarkSteadyState(b *testing.B) {
+func BenchmarkSteadyState(b *testing.B) { benchSteadyState(b, false) }
+
+// BenchmarkSteadyStateImageBundles is BenchmarkSteadyState with a catalog that lists its
+// 3,000 bundles by image only, as real catalogs do: every plan unpacks its bundle image
+// (50 distinct channel heads, pulled once each, then shared through the unpacker and the
+// image cache).
+func BenchmarkSteadyStateImageBundles(b *testing.B) { benchSteadyState(b, true) }
+
+func benchSteadyState(b *testing.B, imageOnly bool) {
 	env := testenv.Get(b)
 	var bundles []olmtest.Bundle
 	for p := range benchPackages {
@@ -46,7 +54,12 @@ func BenchmarkSteadyState(b *testing.B) {
 		}
 	}
 	reg := olmtest.ServeRegistry(b)
-	image, _ := reg.PushCatalog(b, "bench/catalog:latest", olmtest.FBC(b, bundles))
+	var image string
+	if imageOnly {
+		image = reg.PushImageOnlyCatalog(b, "bench/catalog:images", "bench/bundles/", bundles)
+	} else {
+		image, _ = reg.PushCatalog(b, "bench/catalog:latest", olmtest.FBC(b, bundles))
+	}
 
 	for i := range b.N {
 		b.StopTimer()
@@ -66,7 +79,7 @@ func BenchmarkSteadyState(b *testing.B) {
 
 		b.StartTimer()
 		start := time.Now()
-		m := olmtest.StartManager(b, env, olm.Options{GlobalCatalogNamespace: global, CatalogImages: catalogImages(b)})
+		m := olmtest.StartManager(b, env, olm.Options{GlobalCatalogNamespace: global, CatalogImages: reg.ImageOptions(catalogImages(b))})
 		for n, ns := range namespaces {
 			for s := range subscriptionsPerNamespace {
 				pkg := fmt.Sprintf("bench%02d", (n*subscriptionsPerNamespace+s)%benchPackages)

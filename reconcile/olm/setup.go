@@ -44,8 +44,18 @@ type Options struct {
 	// GlobalCatalogNamespace is the namespace whose CatalogSources every namespace sees (OLM's
 	// catalog operator --namespace: "olm" upstream, "openshift-marketplace" on OpenShift).
 	GlobalCatalogNamespace string
-	// CatalogImages says how catalog images are pulled and where they are cached by digest.
+	// CatalogImages says how catalog and bundle images are pulled and where they are cached
+	// by digest. Without a Cache, one is opened on CacheDir, bounded by ImageCacheMaxSize,
+	// and shared by the catalog and bundle images.
 	CatalogImages catalog.ImageOptions
+	// ImageCacheMaxSize bounds the image cache opened on CatalogImages.CacheDir, in bytes
+	// (0: no bound).
+	ImageCacheMaxSize int64
+	// BundleUnpackTimeout is how long a bundle image may take to unpack before its
+	// InstallPlan fails (OLM's --bundle-unpack-timeout): 10 minutes when zero, no limit when
+	// negative; an OperatorGroup's operatorframework.io/bundle-unpack-timeout annotation
+	// overrides it for its namespace.
+	BundleUnpackTimeout time.Duration
 	// RetryInterval is how soon a catalog that could not be read, or an InstallPlan waiting
 	// for a catalog or an API, is tried again (each controller's default when zero).
 	RetryInterval time.Duration
@@ -77,11 +87,20 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if registry == nil {
 		registry = catalogsource.NewRegistry(opts.GlobalCatalogNamespace, resolve.Options{})
 	}
-	err = catalogsource.SetupWithManager(mgr, registry, catalogsource.Options{Image: opts.CatalogImages, RetryInterval: opts.RetryInterval})
+	images := opts.CatalogImages
+	if images.Cache == nil && images.CacheDir != "" {
+		if images.Cache, err = catalog.OpenImageCache(images.CacheDir, opts.ImageCacheMaxSize, 0); err != nil {
+			return err
+		}
+	}
+	err = catalogsource.SetupWithManager(mgr, registry, catalogsource.Options{Image: images, RetryInterval: opts.RetryInterval})
 	if err != nil {
 		return fmt.Errorf("set up catalogsource controller: %w", err)
 	}
-	if err := installplan.SetupWithManager(mgr, registry, installplan.Options{RetryInterval: opts.RetryInterval}); err != nil {
+	err = installplan.SetupWithManager(mgr, registry, images, installplan.Options{
+		RetryInterval: opts.RetryInterval, BundleUnpackTimeout: opts.BundleUnpackTimeout,
+	})
+	if err != nil {
 		return fmt.Errorf("set up installplan controller: %w", err)
 	}
 	err = subscription.SetupWithManager(mgr, registry, subscription.Options{

@@ -139,6 +139,38 @@ const (
 	BundleLookupFailed  BundleLookupConditionType = "BundleLookupFailed"
 )
 
+// BundleLookupNotPersisted is the condition type OLM sets on a bundle lookup until the
+// bundle's steps are in the plan (OLM's resolver.BundleLookupConditionPacked).
+const BundleLookupNotPersisted BundleLookupConditionType = "BundleLookupNotPersisted"
+
+// The reasons and messages of bundle lookup conditions. The first ones are OLM's, verbatim
+// (operator-lifecycle-manager pkg/controller/bundle/bundle_unpacker.go); OLM copies the
+// failed condition's reason and message from its unpack Job's Failed condition, so a
+// timeout reads as the Kubernetes Job controller words it. olmsync unpacks in-process
+// and writes the same reasons, with what went wrong after the message.
+const (
+	BundleLookupReasonNotUnpacked           = "BundleNotUnpacked"
+	BundleLookupMessageNotUnpacked          = "bundle contents have not yet been persisted to installplan status"
+	BundleLookupReasonJobNotStarted         = "JobNotStarted"
+	BundleLookupMessageJobNotStarted        = "unpack job not yet started"
+	BundleLookupReasonJobIncomplete         = "JobIncomplete"
+	BundleLookupMessageJobIncomplete        = "unpack job not completed"
+	BundleLookupReasonCatalogSourceMissing  = "CatalogSourceMissing"
+	BundleLookupMessageCatalogSourceMissing = "referenced catalogsource not found"
+	BundleLookupReasonDeadlineExceeded      = "DeadlineExceeded"
+	BundleLookupMessageDeadlineExceeded     = "Job was active longer than specified deadline"
+	// BundleLookupReasonUnpackFailed is olmsync's: the image was pulled and is not a
+	// bundle OLM can install (or not the bundle the catalog says), or does not decode;
+	// trying again cannot help, so the lookup fails at once. OLM's Job would fail after
+	// its retries with the Job controller's BackoffLimitExceeded.
+	BundleLookupReasonUnpackFailed = "UnpackFailed"
+)
+
+// MessageBundleUnpackingFailed is the format of the Installed condition message of a plan
+// whose bundle lookup failed (OLM's, before it stopped creating such plans): the failed
+// condition's reason and message.
+const MessageBundleUnpackingFailed = "bundle unpacking failed. Reason: %v, and Message: %v"
+
 // BundleLookupCondition is a condition of a BundleLookup.
 type BundleLookupCondition struct {
 	Type   BundleLookupConditionType `json:"type"`

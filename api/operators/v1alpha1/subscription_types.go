@@ -100,7 +100,18 @@ const (
 	InstallPlanFailed             = "InstallPlanFailed"
 	ConstraintsNotSatisfiable     = "ConstraintsNotSatisfiable"
 	ErrorPreventedResolution      = "ErrorPreventedResolution"
+	// UnpackingInProgress (BundleUnpacking), BundleUnpackFailed and ErrorPreventedUnpacking
+	// (BundleUnpackFailed): operator-lifecycle-manager pkg/controller/operators/catalog/operator.go.
+	UnpackingInProgress     = "UnpackingInProgress"
+	BundleUnpackFailed      = "BundleUnpackFailed"
+	ErrorPreventedUnpacking = "ErrorPreventedUnpacking"
 )
+
+// MessageBundleUnpackFailed is the format of OLM's BundleUnpackFailed (reason
+// BundleUnpackFailed) condition message: the failed bundle lookup's reason and message
+// (operator-lifecycle-manager pkg/controller/operators/catalog/operator.go, the same words
+// as the Installed condition of a plan whose lookup failed).
+const MessageBundleUnpackFailed = MessageBundleUnpackingFailed
 
 // SubscriptionCondition is a condition of a Subscription. OLM's own shape (not
 // metav1.Condition): lastHeartbeatTime, no observedGeneration.

@@ -33,14 +33,22 @@ const (
 
 // ImageOptions says how catalog images are pulled and kept.
 type ImageOptions struct {
-	// CacheDir keeps each pulled catalog under its digest, so that loading an image whose
-	// digest did not change reads the disk instead of the registry. Empty: no cache.
+	// Cache keeps what was extracted from each image under its digest, bounded, and bounds
+	// the pulls (see ImageCache); one is shared by every catalog and bundle image of a
+	// process. When nil, CacheDir is opened as a cache without a size bound; with neither,
+	// nothing is kept.
+	Cache *ImageCache
+	// CacheDir keeps each pulled image under its digest, so that loading an image whose
+	// digest did not change reads the disk instead of the registry (when Cache is nil).
 	CacheDir string
 	// Keychain finds registry credentials; authn.DefaultKeychain (docker's config) when nil.
 	Keychain authn.Keychain
 	// Platform picks the image of a multi-platform index; linux/amd64 when nil.
 	Platform *v1.Platform
-	// Insecure allows plain HTTP to the registry (loopback registries always may).
+	// Insecure allows plain HTTP to registries. Without it every request is HTTPS:
+	// go-containerregistry would otherwise fall back to plain HTTP for registries on
+	// loopback and private (RFC 1918) addresses, where a man in the middle reads the
+	// credentials and swaps the content.
 	Insecure bool
 	// Transport overrides the HTTP transport.
 	Transport http.RoundTripper
@@ -68,10 +76,38 @@ func (o ImageOptions) remoteOptions(ctx context.Context) []remote.Option {
 	if o.Platform != nil {
 		opts = append(opts, remote.WithPlatform(*o.Platform))
 	}
-	if o.Transport != nil {
-		opts = append(opts, remote.WithTransport(o.Transport))
+	rt := o.Transport
+	if rt == nil {
+		rt = remote.DefaultTransport
 	}
-	return opts
+	if !o.Insecure {
+		rt = httpsOnly{rt}
+	}
+	return append(opts, remote.WithTransport(rt))
+}
+
+// ErrPlainHTTP is a request to a registry over plain HTTP without ImageOptions.Insecure.
+var ErrPlainHTTP = errors.New("plain HTTP to a registry is refused unless allowed explicitly (an insecure-registry flag)")
+
+// httpsOnly refuses every request that is not HTTPS.
+type httpsOnly struct{ next http.RoundTripper }
+
+func (t httpsOnly) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Scheme != "https" {
+		return nil, fmt.Errorf("%s %s: %w", r.Method, r.URL.Redacted(), ErrPlainHTTP)
+	}
+	return t.next.RoundTrip(r)
+}
+
+// cache is the ImageCache the options name, or nil.
+func (o ImageOptions) cache() (*ImageCache, error) {
+	if o.Cache != nil {
+		return o.Cache, nil
+	}
+	if o.CacheDir == "" {
+		return nil, nil
+	}
+	return OpenImageCache(o.CacheDir, 0, 0)
 }
 
 func (o ImageOptions) parse(ref string) (name.Reference, error) {
@@ -84,6 +120,16 @@ func (o ImageOptions) parse(ref string) (name.Reference, error) {
 		return nil, &ImageError{Ref: ref, Op: "parse", Err: err}
 	}
 	return r, nil
+}
+
+// DigestReference is the repository of ref at digest (host/repository@sha256:…), the
+// reference that names exactly what was pulled.
+func DigestReference(ref, digest string) (string, error) {
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		return "", &ImageError{Ref: ref, Op: "parse", Err: err}
+	}
+	return r.Context().Digest(digest).String(), nil
 }
 
 // ImageDigest resolves an image reference to the digest it names now, without pulling
@@ -120,7 +166,7 @@ func LoadImage(ctx context.Context, ref string, opts ImageOptions) (*Catalog, er
 	}
 	key := cacheKey(desc.Digest, desc.MediaType.IsIndex(), opts.Platform)
 	src := Source{Format: FormatImage, Ref: ref, Digest: desc.Digest.String()}
-	return loadImageCached(src, key, opts, desc.Image)
+	return loadImageCached(ctx, src, key, opts, desc.Image)
 }
 
 // LoadOCILayout loads a catalog image from an OCI image layout on disk. refName picks the
@@ -141,7 +187,7 @@ func LoadOCILayout(dir, refName string, opts ImageOptions) (*Catalog, error) {
 	}
 	key := cacheKey(desc.Digest, desc.MediaType.IsIndex(), opts.Platform)
 	src := Source{Format: FormatImage, Ref: ref, Digest: desc.Digest.String()}
-	return loadImageCached(src, key, opts, func() (v1.Image, error) {
+	return loadImageCached(context.Background(), src, key, opts, func() (v1.Image, error) {
 		if desc.MediaType.IsIndex() {
 			child, err := idx.ImageIndex(desc.Digest)
 			if err != nil {
@@ -210,43 +256,38 @@ func cacheKey(digest v1.Hash, isIndex bool, p *v1.Platform) string {
 
 // loadImageCached reads a catalog image through the cache: from the cache when the key is
 // there, else by extracting the image's configs folder (into the cache when there is one).
-func loadImageCached(src Source, key string, opts ImageOptions, image func() (v1.Image, error)) (*Catalog, error) {
-	if opts.CacheDir != "" {
-		dir := filepath.Join(opts.CacheDir, key)
-		if _, err := os.Stat(dir); err == nil {
-			src.Cached = true
-			return loadExtracted(dir, src)
+func loadImageCached(ctx context.Context, src Source, key string, opts ImageOptions, image func() (v1.Image, error)) (*Catalog, error) {
+	extract := func(dir string) error {
+		img, err := image()
+		if err != nil {
+			return &ImageError{Ref: src.Ref, Op: "pull", Err: err}
 		}
-	}
-	img, err := image()
-	if err != nil {
-		return nil, &ImageError{Ref: src.Ref, Op: "pull", Err: err}
-	}
-	tmpParent := opts.CacheDir
-	if tmpParent != "" {
-		if err := os.MkdirAll(tmpParent, 0o755); err != nil {
-			return nil, fmt.Errorf("catalog cache: %w", err)
+		if err := extractConfigs(img, dir, opts.MaxSize); err != nil {
+			return &ImageError{Ref: src.Ref, Op: "extract", Err: err}
 		}
+		return nil
 	}
-	tmp, err := os.MkdirTemp(tmpParent, ".pull-")
+	cache, err := opts.cache()
 	if err != nil {
-		return nil, fmt.Errorf("catalog cache: %w", err)
+		return nil, err
 	}
-	defer func() { _ = os.RemoveAll(tmp) }()
-	if err := extractConfigs(img, tmp, opts.MaxSize); err != nil {
-		return nil, &ImageError{Ref: src.Ref, Op: "extract", Err: err}
-	}
-	if opts.CacheDir == "" {
+	if cache == nil {
+		tmp, err := os.MkdirTemp("", "olmsync-catalog-")
+		if err != nil {
+			return nil, fmt.Errorf("catalog image: %w", err)
+		}
+		defer func() { _ = os.RemoveAll(tmp) }()
+		if err := extract(tmp); err != nil {
+			return nil, err
+		}
 		return loadExtracted(tmp, src)
 	}
-	dir := filepath.Join(opts.CacheDir, key)
-	// The rename publishes the complete extraction at once; when another loader was faster,
-	// its copy is the same content.
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, statErr := os.Stat(dir); statErr != nil {
-			return nil, fmt.Errorf("catalog cache: %w", err)
-		}
+	dir, release, cached, err := cache.fill(ctx, key, extract)
+	if err != nil {
+		return nil, err
 	}
+	defer release()
+	src.Cached = cached
 	return loadExtracted(dir, src)
 }
 

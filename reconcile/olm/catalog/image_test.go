@@ -104,7 +104,8 @@ const otherJSON = `{"schema":"olm.package","name":"other","defaultChannel":"stab
 func TestImageCatalogPullCacheRepoll(t *testing.T) {
 	ctx := context.Background()
 	ref := startRegistry(t) + "/olm/catalog:latest"
-	opts := ImageOptions{CacheDir: t.TempDir(), Keychain: authn.NewMultiKeychain()}
+	// The test registry speaks plain HTTP, which must be allowed explicitly.
+	opts := ImageOptions{CacheDir: t.TempDir(), Keychain: authn.NewMultiKeychain(), Insecure: true}
 
 	first := push(t, ref, catalogImage(t, "/catalog", map[string]string{
 		"catalog/etcd/catalog.json": etcdJSON,
@@ -164,7 +165,7 @@ func TestImageCatalogPullCacheRepoll(t *testing.T) {
 func TestImageCatalogErrors(t *testing.T) {
 	ctx := context.Background()
 	host := startRegistry(t)
-	opts := ImageOptions{Keychain: authn.NewMultiKeychain()}
+	opts := ImageOptions{Keychain: authn.NewMultiKeychain(), Insecure: true}
 
 	push(t, host+"/olm/empty:1", catalogImage(t, "/configs", map[string]string{"other/file.json": "{}"}))
 	_, err := LoadImage(ctx, host+"/olm/empty:1", opts)
@@ -182,11 +183,30 @@ func TestImageCatalogErrors(t *testing.T) {
 	}
 
 	push(t, host+"/olm/big:1", catalogImage(t, "/configs", map[string]string{"configs/a.json": etcdJSON}))
-	if _, err := LoadImage(ctx, host+"/olm/big:1", ImageOptions{Keychain: opts.Keychain, MaxSize: 100}); err == nil || !strings.Contains(err.Error(), "larger than 100 bytes") {
+	if _, err := LoadImage(ctx, host+"/olm/big:1", ImageOptions{Keychain: opts.Keychain, MaxSize: 100, Insecure: true}); err == nil || !strings.Contains(err.Error(), "larger than 100 bytes") {
 		t.Errorf("size limit: error = %v", err)
 	}
 	if _, err := LoadImage(ctx, "UPPER/case", opts); !errors.As(err, &imgErr) || imgErr.Op != "parse" {
 		t.Errorf("bad reference: error = %v", err)
+	}
+}
+
+// TestPlainHTTPRefused: a registry that speaks plain HTTP is refused, although it is on
+// loopback (go-containerregistry would fall back to plain HTTP there, and for private
+// addresses), unless Insecure allows it.
+func TestPlainHTTPRefused(t *testing.T) {
+	ctx := context.Background()
+	ref := startRegistry(t) + "/olm/catalog:1"
+	push(t, ref, catalogImage(t, "/configs", map[string]string{"configs/a.json": etcdJSON}))
+	_, err := LoadImage(ctx, ref, ImageOptions{Keychain: authn.NewMultiKeychain()})
+	if !errors.Is(err, ErrPlainHTTP) || !IsPermanent(err) {
+		t.Errorf("plain HTTP without Insecure: error = %v, want ErrPlainHTTP (permanent)", err)
+	}
+	if _, err := ImageDigest(ctx, ref, ImageOptions{Keychain: authn.NewMultiKeychain()}); !errors.Is(err, ErrPlainHTTP) {
+		t.Errorf("digest over plain HTTP without Insecure: error = %v", err)
+	}
+	if _, err := LoadImage(ctx, ref, ImageOptions{Keychain: authn.NewMultiKeychain(), Insecure: true}); err != nil {
+		t.Errorf("plain HTTP with Insecure: %v", err)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/reconcile/olm/catalog"
 	"github.com/olmsync/olmsync/reconcile/olm/metrics"
+	"github.com/olmsync/olmsync/reconcile/olm/pullsecret"
 )
 
 // ControllerName names the controller, its logger and the source of its Events.
@@ -197,10 +198,23 @@ func (r *Reconciler) loadImage(ctx context.Context, obj *v1alpha1.CatalogSource,
 			return 0, fmt.Errorf("patch catalogsource %s: %w", key, err)
 		}
 	}
-	digest, err := catalog.ImageDigest(ctx, obj.Spec.Image, r.Options.Image)
+	// The pull secrets the source names (spec.secrets), then the process's own credentials.
+	creds, err := pullsecret.ForCatalogSource(ctx, r.APIReader, obj, r.Options.Image.Keychain)
+	if err != nil {
+		r.keepLastGood(key, obj, prev, err)
+		obj.Status.Reason, obj.Status.Message = v1alpha1.CatalogSourceRegistryServerError, err.Error()
+		return 0, err
+	}
+	images := r.Options.Image
+	images.Keychain = creds
+	digest, err := catalog.ImageDigest(ctx, obj.Spec.Image, images)
 	if err == nil && (!sameImage || digest != prev.Revision) {
 		var content *catalog.Catalog
-		if content, err = catalog.LoadImage(ctx, obj.Spec.Image+"@"+digest, r.Options.Image); err == nil {
+		pinned, perr := catalog.DigestReference(obj.Spec.Image, digest)
+		if err = perr; err == nil {
+			content, err = catalog.LoadImage(ctx, pinned, images)
+		}
+		if err == nil {
 			// The catalog is known by the reference the user wrote, not the digest pulled.
 			content.Source.Ref = obj.Spec.Image
 			r.Registry.Set(key, Entry{Content: content, Priority: obj.Spec.Priority, Revision: digest, LoadedAt: now})
@@ -209,6 +223,8 @@ func (r *Reconciler) loadImage(ctx context.Context, obj *v1alpha1.CatalogSource,
 		r.Registry.Set(key, Entry{Content: prev.Content, Priority: obj.Spec.Priority, Revision: prev.Revision, LoadedAt: prev.LoadedAt})
 	}
 	if err != nil {
+		// Credentials never reach the status, an event or the log.
+		err = errors.New(creds.Explain(err))
 		r.keepLastGood(key, obj, prev, err)
 		obj.Status.Reason, obj.Status.Message = v1alpha1.CatalogSourceRegistryServerError, err.Error()
 		return 0, err

@@ -20,6 +20,7 @@ import (
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
 	"github.com/olmsync/olmsync/reconcile/olm"
+	"github.com/olmsync/olmsync/reconcile/olm/catalog"
 	"github.com/olmsync/olmsync/reconcile/olm/catalogsource"
 	"github.com/olmsync/olmsync/reconcile/olm/installplan"
 	"github.com/olmsync/olmsync/reconcile/olm/resolve"
@@ -277,7 +278,7 @@ func TestCatalogImage(t *testing.T) {
 	env := testenv.Get(t)
 	images := olmtest.ServeRegistry(t)
 	reg := catalogsource.NewRegistry("", resolve.Options{})
-	olmtest.StartManager(t, env, olm.Options{Catalogs: reg})
+	olmtest.StartManager(t, env, olm.Options{Catalogs: reg, CatalogImages: images.ImageOptions(catalog.ImageOptions{})})
 	ns := olmtest.NewNamespace(t, env, "image")
 	ref, first := images.PushCatalog(t, "catalogs/widgets:latest", fbcPackage("widget"))
 

@@ -35,6 +35,10 @@ const DefaultRetryInterval = 10 * time.Second
 type Options struct {
 	// RetryInterval: DefaultRetryInterval when zero.
 	RetryInterval time.Duration
+	// BundleUnpackTimeout is how long a bundle image may take to unpack before its plan
+	// fails (OLM's --bundle-unpack-timeout): DefaultBundleUnpackTimeout when zero, no limit
+	// when negative. An OperatorGroup's BundleUnpackTimeoutAnnotation overrides it.
+	BundleUnpackTimeout time.Duration
 }
 
 // Reconciler reconciles InstallPlans.
@@ -50,6 +54,9 @@ type Reconciler struct {
 	Mapper    meta.RESTMapper
 	// Catalogs plans InstallPlans created without steps.
 	Catalogs *catalogsource.Registry
+	// Unpacker unpacks the bundle images of bundle lookups (required for plans that have
+	// any).
+	Unpacker *Unpacker
 	Recorder events.EventRecorder
 	Options  Options
 }
@@ -59,6 +66,17 @@ func (r *Reconciler) retry() time.Duration {
 		return r.Options.RetryInterval
 	}
 	return DefaultRetryInterval
+}
+
+func (r *Reconciler) unpackTimeout() time.Duration {
+	switch t := r.Options.BundleUnpackTimeout; {
+	case t == 0:
+		return DefaultBundleUnpackTimeout
+	case t < 0:
+		return 0
+	default:
+		return t
+	}
 }
 
 // Reconcile takes one InstallPlan a phase further.
@@ -106,6 +124,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 		next, action = Next(obj)
 		obj.Status.Phase = next
 	}
+	if action == ActionNone || action == ActionPlan {
+		return reconcile.Result{}, nil
+	}
+	// Bundle images are unpacked before anything is installed, and also while a Manual plan
+	// waits for approval, so that it shows every step it would take.
+	if state := lookupsState(obj.Status.BundleLookups); state != LookupUnpacked {
+		if state == LookupPending {
+			if state, err := r.unpack(ctx, obj); err != nil || state == LookupPending {
+				return reconcile.Result{RequeueAfter: r.retry()}, err
+			}
+		}
+		if l, c := FailedLookup(obj.Status.BundleLookups); l != nil {
+			// Nothing of the plan was installed: the steps run only once every bundle is in.
+			obj.Status.Phase = v1alpha1.InstallPlanPhaseFailed
+			// OLM's words on the condition; what went wrong last in the message.
+			if detail := LastUnpackError(l); detail != "" {
+				obj.Status.Message = fmt.Sprintf("bundle %s (%s): %s", l.Identifier, l.Path, detail)
+			}
+			setCondition(obj, v1alpha1.InstallPlanInstalled, corev1.ConditionFalse, v1alpha1.InstallPlanReasonInstallCheckFailed,
+				fmt.Sprintf(v1alpha1.MessageBundleUnpackingFailed, c.Reason, c.Message), time.Now())
+			return reconcile.Result{}, nil
+		}
+	}
 	if action != ActionInstall {
 		return reconcile.Result{}, nil
 	}
@@ -117,12 +158,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 
 // plan fills status.plan of a plan made without steps from the bundles of its
 // spec.clusterServiceVersionNames, found in the catalogs the namespace sees (spec.source
-// first). It returns why it waits when a bundle is not in any catalog yet (a catalog may still
-// be loading), and an error when a bundle comes without its content: unpacking bundle images
-// is not something olmsync does yet.
+// first): their steps when the catalog carries their content, else a bundle lookup of their
+// image. It returns why it waits when a bundle is not in any catalog yet (a catalog may
+// still be loading).
 func (r *Reconciler) plan(obj *v1alpha1.InstallPlan) (string, error) {
 	source := types.NamespacedName{Namespace: obj.Spec.CatalogSourceNamespace, Name: obj.Spec.CatalogSource}
 	var steps []v1alpha1.Step
+	var lookups []v1alpha1.BundleLookup
 	var missing []string
 	sources := map[string]bool{}
 	for _, name := range obj.Spec.ClusterServiceVersionNames {
@@ -131,23 +173,30 @@ func (r *Reconciler) plan(obj *v1alpha1.InstallPlan) (string, error) {
 			missing = append(missing, name)
 			continue
 		}
-		if b.CSV == nil {
-			return "", fmt.Errorf("bundle %s of catalog %s has no content in the catalog (image %s): unpacking bundle images is not supported", name, from, b.Image)
-		}
-		bs, err := resolve.BundleSteps(obj.Namespace, resolve.Bundle{
-			Name: b.Name, Package: b.Package, Replaces: b.CSV.Spec.Replaces, Content: b,
+		rb := resolve.Bundle{
+			Name: b.Name, Package: b.Package, Replaces: replacesOf(r.Catalogs, from, b), Content: b,
 			Source: resolve.CatalogKey{Name: from.Name, Namespace: from.Namespace},
-		})
+		}
+		sources[from.Name] = true
+		if b.CSV == nil {
+			lookup, err := resolve.NewBundleLookup(rb)
+			if err != nil {
+				return "", err
+			}
+			lookups = append(lookups, lookup)
+			continue
+		}
+		bs, err := resolve.BundleSteps(obj.Namespace, rb)
 		if err != nil {
 			return "", err
 		}
 		steps = append(steps, bs...)
-		sources[from.Name] = true
 	}
 	if len(missing) > 0 {
 		return fmt.Sprintf("bundles not found in the catalogs namespace %s sees: %s", obj.Namespace, strings.Join(missing, ", ")), nil
 	}
 	obj.Status.Plan = resolve.OrderSteps(steps)
+	obj.Status.BundleLookups = lookups
 	for name := range sources {
 		obj.Status.CatalogSources = append(obj.Status.CatalogSources, name)
 	}
@@ -157,21 +206,22 @@ func (r *Reconciler) plan(obj *v1alpha1.InstallPlan) (string, error) {
 // install executes the steps in order, writing each step's status as it goes. A step that can
 // never succeed fails the plan; one that may (an API not served yet, a conflict) is retried.
 func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, patcher *patch.SerialPatcher) (reconcile.Result, error) {
-	if n := len(obj.Status.BundleLookups); n > 0 {
-		// Their steps come from unpacking bundle images, which olmsync does not do yet: do not
-		// report a plan Complete that installed only part of what it holds.
-		err := fmt.Errorf("%d bundle lookups (%s, ...): unpacking bundle images is not supported", n, obj.Status.BundleLookups[0].Identifier)
-		obj.Status.Message = err.Error()
-		setCondition(obj, v1alpha1.InstallPlanInstalled, corev1.ConditionFalse, v1alpha1.InstallPlanReasonComponentFailed, err.Error(), time.Now())
-		return reconcile.Result{}, reconcile.TerminalError(err)
-	}
 	e := &executor{client: r.Client, reader: r.APIReader, mapper: r.Mapper, namespace: obj.Namespace, plan: obj.Name}
+	images := &referencedImages{r: r, plan: client.ObjectKeyFromObject(obj)}
 	for i := range obj.Status.Plan {
 		s := &obj.Status.Plan[i]
 		if s.Status == v1alpha1.StepStatusCreated || s.Status == v1alpha1.StepStatusPresent {
 			continue
 		}
-		status, err := e.execute(ctx, *s)
+		step, ready, err := images.resolve(ctx, *s)
+		if err == nil && !ready {
+			// The bundle image is being pulled again (the cache lost it): the pull wakes the plan.
+			return reconcile.Result{RequeueAfter: r.retry()}, nil
+		}
+		status := s.Status
+		if err == nil {
+			status, err = e.execute(ctx, step)
+		}
 		s.Status = status
 		var failed *StepError
 		switch {

@@ -1,24 +1,45 @@
 package installplan
 
 import (
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/olm/catalog"
 	"github.com/olmsync/olmsync/reconcile/olm/catalogsource"
 )
 
 // SetupWithManager builds the InstallPlan controller and registers it with the manager.
-func SetupWithManager(mgr ctrl.Manager, catalogs *catalogsource.Registry, opts Options) error {
+// Bundle images are pulled with images (its Cache shared with the catalog images); a pull
+// that ends wakes the plans waiting for it.
+func SetupWithManager(mgr ctrl.Manager, catalogs *catalogsource.Registry, images catalog.ImageOptions, opts Options) error {
+	woken := make(chan event.TypedGenericEvent[*v1alpha1.InstallPlan], 1024)
 	r := &Reconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Mapper:    mgr.GetRESTMapper(),
 		Catalogs:  catalogs,
-		Recorder:  mgr.GetEventRecorder(ControllerName),
-		Options:   opts,
+		Unpacker: &Unpacker{
+			Images:        images,
+			RetryInterval: (&Reconciler{Options: opts}).retry(),
+			Wake: func(plan types.NamespacedName) {
+				ip := &v1alpha1.InstallPlan{}
+				ip.Namespace, ip.Name = plan.Namespace, plan.Name
+				select {
+				case woken <- event.TypedGenericEvent[*v1alpha1.InstallPlan]{Object: ip}:
+				default: // full: the plan is requeued on its own a moment later
+				}
+			},
+		},
+		Recorder: mgr.GetEventRecorder(ControllerName),
+		Options:  opts,
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&v1alpha1.InstallPlan{}).
+		WatchesRawSource(source.Channel(woken, &handler.TypedEnqueueRequestForObject[*v1alpha1.InstallPlan]{})).
 		Complete(r)
 }

@@ -29,18 +29,6 @@ type Plan struct {
 	CatalogSources []string
 }
 
-// BundleLookupNotPersisted is the condition OLM sets on a bundle lookup until the bundle's
-// content is in the plan.
-const BundleLookupNotPersisted v1alpha1.BundleLookupConditionType = "BundleLookupNotPersisted"
-
-// The reasons and messages of the conditions OLM writes on a new bundle lookup, verbatim.
-const (
-	ReasonBundleNotUnpacked  = "BundleNotUnpacked"
-	MessageBundleNotUnpacked = "bundle contents have not yet been persisted to installplan status"
-	ReasonJobNotStarted      = "JobNotStarted"
-	MessageJobNotStarted     = "unpack job not yet started"
-)
-
 // BundleSecretKind is the kind OLM gives a Secret shipped in a bundle, to tell it from the
 // pull secrets an InstallPlan also lists.
 const BundleSecretKind = "BundleSecret"
@@ -72,7 +60,7 @@ func NewPlan(res *Result) (*Plan, error) {
 			}
 			steps = append(steps, bs...)
 		} else {
-			lookup, err := newBundleLookup(b)
+			lookup, err := NewBundleLookup(b)
 			if err != nil {
 				return nil, err
 			}
@@ -104,7 +92,9 @@ func NewPlan(res *Result) (*Plan, error) {
 	return p, nil
 }
 
-func newBundleLookup(b Bundle) (v1alpha1.BundleLookup, error) {
+// NewBundleLookup is the bundle lookup of a bundle the catalog knows only by image, with the
+// conditions OLM gives a new one.
+func NewBundleLookup(b Bundle) (v1alpha1.BundleLookup, error) {
 	props := ""
 	if b.Content != nil {
 		var err error
@@ -120,8 +110,8 @@ func newBundleLookup(b Bundle) (v1alpha1.BundleLookup, error) {
 		Path: image, Identifier: b.Name, Replaces: b.Replaces,
 		CatalogSourceRef: &corev1.ObjectReference{Namespace: b.Source.Namespace, Name: b.Source.Name},
 		Conditions: []v1alpha1.BundleLookupCondition{
-			{Type: BundleLookupNotPersisted, Status: corev1.ConditionTrue, Reason: ReasonBundleNotUnpacked, Message: MessageBundleNotUnpacked},
-			{Type: v1alpha1.BundleLookupPending, Status: corev1.ConditionTrue, Reason: ReasonJobNotStarted, Message: MessageJobNotStarted},
+			{Type: v1alpha1.BundleLookupNotPersisted, Status: corev1.ConditionTrue, Reason: v1alpha1.BundleLookupReasonNotUnpacked, Message: v1alpha1.BundleLookupMessageNotUnpacked},
+			{Type: v1alpha1.BundleLookupPending, Status: corev1.ConditionTrue, Reason: v1alpha1.BundleLookupReasonJobNotStarted, Message: v1alpha1.BundleLookupMessageJobNotStarted},
 		},
 		Properties: props,
 	}, nil

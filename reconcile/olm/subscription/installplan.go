@@ -1,12 +1,14 @@
 package subscription
 
 import (
+	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/olm/installplan"
 )
 
 // SyncInstallPlan brings the InstallPlan conditions of a Subscription in line with the
@@ -29,7 +31,8 @@ func SyncInstallPlan(sub *v1alpha1.Subscription, plan *v1alpha1.InstallPlan, now
 		return false
 	}
 	if plan == nil {
-		changed := RemoveCondition(st, v1alpha1.SubscriptionInstallPlanPending, v1alpha1.SubscriptionInstallPlanFailed)
+		changed := RemoveCondition(st, v1alpha1.SubscriptionInstallPlanPending, v1alpha1.SubscriptionInstallPlanFailed,
+			v1alpha1.SubscriptionBundleUnpacking, v1alpha1.SubscriptionBundleUnpackFailed)
 		if st.State == v1alpha1.SubscriptionStateUpgradePending {
 			st.InstallPlanRef, st.Install, st.CurrentCSV = nil, nil, ""
 			st.State = v1alpha1.SubscriptionStateNone
@@ -56,10 +59,52 @@ func SyncInstallPlan(sub *v1alpha1.Subscription, plan *v1alpha1.InstallPlan, now
 	if want != nil {
 		changed = SetCondition(st, *want, now) || changed
 	}
+	changed = syncUnpackConditions(st, &plan.Status, now) || changed
 	if changed {
 		st.LastUpdated = now
 	}
 	return changed
+}
+
+// syncUnpackConditions sets the Subscription's bundle-unpacking conditions from the
+// plan's bundle lookups, with OLM's types, reasons and message format: BundleUnpackFailed
+// (reason BundleUnpackFailed, "bundle unpacking failed. Reason: <reason>, and Message:
+// <message>") when one failed, BundleUnpacking (UnpackingInProgress) while one is pending,
+// neither once all are in the plan. Where OLM leaves the reader to find its unpack Job,
+// olmsync says what went wrong: the failed message is followed by the last error of the
+// unpacking, and the pending condition's message names the bundles whose pulls fail.
+func syncUnpackConditions(st *v1alpha1.SubscriptionStatus, ps *v1alpha1.InstallPlanStatus, now metav1.Time) bool {
+	var pending []string
+	anyPending := false
+	for i := range ps.BundleLookups {
+		l := &ps.BundleLookups[i]
+		if installplan.StateOf(l) != installplan.LookupPending {
+			continue
+		}
+		anyPending = true
+		if detail := installplan.LastUnpackError(l); detail != "" {
+			pending = append(pending, l.Identifier+": "+detail)
+		}
+	}
+	if l, failed := installplan.FailedLookup(ps.BundleLookups); l != nil {
+		msg := fmt.Sprintf(v1alpha1.MessageBundleUnpackFailed, failed.Reason, failed.Message)
+		if detail := installplan.LastUnpackError(l); detail != "" && detail != failed.Message {
+			msg += ". " + detail
+		}
+		changed := RemoveCondition(st, v1alpha1.SubscriptionBundleUnpacking)
+		return SetCondition(st, v1alpha1.SubscriptionCondition{
+			Type: v1alpha1.SubscriptionBundleUnpackFailed, Status: corev1.ConditionTrue,
+			Reason: v1alpha1.BundleUnpackFailed, Message: msg,
+		}, now) || changed
+	}
+	if anyPending {
+		changed := RemoveCondition(st, v1alpha1.SubscriptionBundleUnpackFailed)
+		return SetCondition(st, v1alpha1.SubscriptionCondition{
+			Type: v1alpha1.SubscriptionBundleUnpacking, Status: corev1.ConditionTrue,
+			Reason: v1alpha1.UnpackingInProgress, Message: strings.Join(pending, "; "),
+		}, now) || changed
+	}
+	return RemoveCondition(st, v1alpha1.SubscriptionBundleUnpacking, v1alpha1.SubscriptionBundleUnpackFailed)
 }
 
 // planCondition is the Subscription condition an InstallPlan's phase calls for, or nil.

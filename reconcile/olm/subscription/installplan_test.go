@@ -85,3 +85,43 @@ func TestSetConditionKeepsTransitionTime(t *testing.T) {
 		t.Errorf("remove: %+v", st.Conditions)
 	}
 }
+
+// TestBundleUnpackConditions holds OLM's Subscription conditions of bundle unpacking
+// (operator-lifecycle-manager pkg/controller/operators/catalog/operator.go): BundleUnpacking
+// (UnpackingInProgress) while a lookup is pending, BundleUnpackFailed (BundleUnpackFailed,
+// "bundle unpacking failed. Reason: …, and Message: …") once one failed — followed by the
+// last error olmsync saw —, neither once all are unpacked.
+func TestBundleUnpackConditions(t *testing.T) {
+	lookup := func(conds ...v1alpha1.BundleLookupCondition) v1alpha1.BundleLookup {
+		return v1alpha1.BundleLookup{Identifier: "a.v1.0.0", Path: "r.example/a@sha256:1", Conditions: conds}
+	}
+	notPersisted := v1alpha1.BundleLookupCondition{Type: "BundleLookupNotPersisted", Status: corev1.ConditionTrue, Reason: "BundleNotUnpacked"}
+	pullFailed := v1alpha1.BundleLookupCondition{Type: "BundleLookupPending", Status: corev1.ConditionTrue, Reason: "JobIncomplete", Message: "unpack job not completed: GET https://r.example/v2/a/manifests/sha256:1: UNAUTHORIZED"}
+	deadline := v1alpha1.BundleLookupCondition{Type: "BundleLookupFailed", Status: corev1.ConditionTrue, Reason: "DeadlineExceeded", Message: "Job was active longer than specified deadline"}
+	tests := []struct {
+		name               string
+		lookups            []v1alpha1.BundleLookup
+		unpacking, failing string
+	}{
+		{"pending", []v1alpha1.BundleLookup{lookup(notPersisted, v1alpha1.BundleLookupCondition{Type: "BundleLookupPending", Status: corev1.ConditionTrue, Reason: "JobIncomplete", Message: "unpack job not completed"})},
+			"True/UnpackingInProgress", "-"},
+		{"pending after a failed pull", []v1alpha1.BundleLookup{lookup(notPersisted, pullFailed)},
+			"True/UnpackingInProgress: a.v1.0.0: GET https://r.example/v2/a/manifests/sha256:1: UNAUTHORIZED", "-"},
+		{"timed out", []v1alpha1.BundleLookup{lookup(notPersisted, pullFailed, deadline)},
+			"-", "True/BundleUnpackFailed: bundle unpacking failed. Reason: DeadlineExceeded, and Message: Job was active longer than specified deadline. GET https://r.example/v2/a/manifests/sha256:1: UNAUTHORIZED"},
+		{"not a bundle", []v1alpha1.BundleLookup{lookup(notPersisted, v1alpha1.BundleLookupCondition{Type: "BundleLookupFailed", Status: corev1.ConditionTrue, Reason: "UnpackFailed", Message: "no CSV"})},
+			"-", "True/BundleUnpackFailed: bundle unpacking failed. Reason: UnpackFailed, and Message: no CSV"},
+		{"unpacked", []v1alpha1.BundleLookup{lookup()}, "-", "-"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := sub("s", "a", pending("a.v1.0.0", "install-1"))
+			ip := plan(v1alpha1.InstallPlanPhaseInstalling)
+			ip.Status.BundleLookups = tt.lookups
+			subscription.SyncInstallPlan(s, ip, t1)
+			if got := []string{cond(s, "BundleUnpacking"), cond(s, "BundleUnpackFailed")}; !equal(got, []string{tt.unpacking, tt.failing}) {
+				t.Errorf("unpacking/failed %q, want %q", got, []string{tt.unpacking, tt.failing})
+			}
+		})
+	}
+}
