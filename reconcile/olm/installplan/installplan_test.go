@@ -408,3 +408,24 @@ spec:
 		t.Errorf("Decide(auto) = %v, %v", start, err)
 	}
 }
+
+// TestHandWrittenPlanGetsAStatus: a plan written by hand whose CSV no catalog holds yet says
+// so in its status (phase Planning, Resolved False with the missing CSV named). The CRD
+// requires status.catalogSources, which such a plan has none of: a status written without it
+// was refused by the API server, and the plan showed nothing at all, forever.
+func TestHandWrittenPlanGetsAStatus(t *testing.T) {
+	env := testenv.Get(t)
+	reg := catalogsource.NewRegistry("", resolve.Options{})
+	olmtest.StartManager(t, env, olm.Options{Catalogs: reg})
+	ns := olmtest.NewNamespace(t, env, "hand-written")
+	olmtest.OwnGroup(t, env, ns)
+	olmtest.Create(t, env, installPlan(ns, "by-hand", v1alpha1.ApprovalAutomatic, "nowhere.v1.0.0"))
+	ip := waitPlanPhase(t, env, ns, "by-hand", v1alpha1.InstallPlanPhasePlanning)
+	c := findCondition(ip, v1alpha1.InstallPlanResolved)
+	if c == nil || c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "nowhere.v1.0.0") {
+		t.Errorf("Resolved condition %+v, want False naming nowhere.v1.0.0", c)
+	}
+	if ip.Status.CatalogSources == nil {
+		t.Errorf("status.catalogSources is null; the CRD requires it")
+	}
+}

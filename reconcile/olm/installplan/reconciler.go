@@ -99,6 +99,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	was := obj.Status.Phase
 	patcher := patch.NewSerialPatcher(obj, r.Client)
 	defer func() {
+		if obj.Status.CatalogSources == nil {
+			// The CRD requires status.catalogSources (OLM's type has no omitempty): a plan
+			// written by hand, with no catalog found yet, would have every status refused.
+			obj.Status.CatalogSources = []string{}
+		}
 		if err := patcher.Patch(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
 			retErr = kerrors.NewAggregate([]error{retErr, fmt.Errorf("patch installplan %s: %w", req.NamespacedName, err)})
 			return
