@@ -14,6 +14,7 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/shareddata"
+	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/reconcile/olm/catalog"
 	"github.com/olmsync/olmsync/report"
 )
@@ -191,5 +192,29 @@ func TestCRDVerdict(t *testing.T) {
 				t.Errorf("verdict %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestJudgeCRDs: a changed CRD that OLM's upgrade check refuses is an OLM007 error on the
+// Subscription's file and line; safe, added or unjudged CRDs are not.
+func TestJudgeCRDs(t *testing.T) {
+	refusal := `risk of data loss updating "widgets.example.com": new CRD removes version v1 that is listed as a stored version on the existing CRD`
+	at := &gitRef{app: "team-a", file: "team-a/sub.yaml", line: 3}
+	sp := &report.SubscriptionPreview{Namespace: "team-a", Name: "widgets", Brings: &report.PreviewBrings{CSV: "widget.v2.0.0", CRDs: []report.PreviewCRD{
+		{Name: "widgets.example.com", Change: report.CRDChanged, Verdict: refusal},
+		{Name: "gadgets.example.com", Change: report.CRDChanged, Verdict: report.CRDUpgradeSafe},
+		{Name: "gizmos.example.com", Change: report.CRDChanged},
+		{Name: "doodads.example.com", Change: report.CRDAdded},
+	}}}
+	p := &clusterPreview{name: "alpha"}
+	p.judgeCRDs(at, sp)
+	p.judgeCRDs(nil, sp) // a Subscription only the cluster has: nothing in Git to point at
+	if len(p.violations) != 1 {
+		t.Fatalf("violations %+v, want one", p.violations)
+	}
+	v := p.violations[0]
+	want := "Subscription team-a/widgets: the upgrade to widget.v2.0.0 replaces CRD widgets.example.com, which OLM refuses: " + refusal
+	if v.Rule != RuleCRDUpgradeRefused || v.Severity != policy.SeverityError || v.File != "team-a/sub.yaml" || v.Line != 3 || v.Message != want {
+		t.Errorf("violation %+v", v)
 	}
 }

@@ -20,6 +20,8 @@ const (
 	RuleNoUpgrade = "OLM005"
 	// RuleCatalogNotGiven: the Subscription's catalog was not given; nothing was previewed.
 	RuleCatalogNotGiven = "OLM006"
+	// RuleCRDUpgradeRefused: the upgrade replaces a CRD in a way OLM's CRD upgrade check refuses.
+	RuleCRDUpgradeRefused = "OLM007"
 )
 
 // Rules is the catalog of the preview's rules, as the reports show them.
@@ -70,6 +72,15 @@ var Rules = []policy.Rule{
 		Description: "The catalog the Subscription names (spec.source in spec.sourceNamespace) is neither a --catalog nor in " +
 			"olmsync.yaml's catalogs, so the preview cannot say what it installs. Give the catalog, or fix spec.source and " +
 			"spec.sourceNamespace if they are wrong: OLM would not find it either.",
+	},
+	{
+		ID: RuleCRDUpgradeRefused, Title: "An upgrade replaces its CRDs safely", Severity: policy.SeverityError,
+		Kinds: []string{"Subscription"},
+		Description: "The CSV a Subscription upgrades to owns a CRD that the running CSV owns too, and the new CRD removes " +
+			"a version the old one stores (OLM refuses it: risk of data loss) or still serves (refused until it is set " +
+			"served: false in an earlier upgrade). OLM fails the InstallPlan and the operator stays on the old version. " +
+			"The stored versions are taken to be the old bundle's storage version; custom resources that a narrowed " +
+			"schema would break are not known to the preview.",
 	},
 }
 

@@ -94,6 +94,7 @@ func (p *clusterPreview) report(v *view, results map[string]*resolve.Result, con
 		}
 		p.judgeSubscription(&sp, e.git, sr, res, outcomes, reported)
 		sp.Brings = p.brings(v, sr, contents)
+		p.judgeCRDs(e.git, &sp)
 		p.subs = append(p.subs, sp)
 	}
 	p.reportInstalled(v, outcomes, reported)
@@ -201,6 +202,21 @@ func (p *clusterPreview) judgeSubscription(sp *report.SubscriptionPreview, at *g
 					installedMessage(sr.Namespace, &o))
 			}
 		}
+	}
+}
+
+// judgeCRDs reports each CRD an upgrade changes that OLM's CRD upgrade check refuses
+// (OLM007): the InstallPlan would fail and the operator stay where it is.
+func (p *clusterPreview) judgeCRDs(at *gitRef, sp *report.SubscriptionPreview) {
+	if at == nil || sp.Brings == nil {
+		return
+	}
+	for _, c := range sp.Brings.CRDs {
+		if c.Change != report.CRDChanged || c.Verdict == "" || c.Verdict == report.CRDUpgradeSafe {
+			continue
+		}
+		p.violate(at, RuleCRDUpgradeRefused, policy.SeverityError,
+			fmt.Sprintf("Subscription %s: the upgrade to %s replaces CRD %s, which OLM refuses: %s", sp.ID(), sp.Brings.CSV, c.Name, c.Verdict))
 	}
 }
 
