@@ -2,7 +2,6 @@ package install
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -102,8 +101,11 @@ func TestPermissionsForMatchesInstallPlanSteps(t *testing.T) {
 			t.Errorf("role label %s=%q, want %q", k, role.Labels[k], v)
 		}
 	}
-	if !strings.HasSuffix(role.Name, "-"+role.Labels[PermissionsHashLabel]) {
-		t.Errorf("role %s does not end with its hash label %q", role.Name, role.Labels[PermissionsHashLabel])
+	if got, want := role.Labels[PermissionsHashLabel], resolve.PolicyRulesHash(role.Rules); got != want || got == "" {
+		t.Errorf("role %s: olm.permissions.hash %q, want the hash of its rules %q", role.Name, got, want)
+	}
+	if b := p.RoleBindings[0]; b.Labels[PermissionsHashLabel] != resolve.BindingHash(b.RoleRef, b.Subjects) {
+		t.Errorf("role binding %s: olm.permissions.hash %q, want the hash of its roleRef and subjects", b.Name, b.Labels[PermissionsHashLabel])
 	}
 	want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "default", Namespace: "operators"}}
 	if diff := cmp.Diff(want, p.ClusterRoleBindings[0].Subjects); diff != "" {

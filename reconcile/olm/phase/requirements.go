@@ -383,8 +383,11 @@ func ownedBy(refs []metav1.OwnerReference, csv *v1alpha1.ClusterServiceVersion) 
 // met by the RBAC of the old one.
 func permissionCreated(csv *v1alpha1.ClusterServiceVersion, snap Snapshot, p v1alpha1.StrategyDeploymentPermissions, cluster bool) bool {
 	owner := install.OwnerSelector(csv)
-	owned := func(m *metav1.ObjectMeta, name, hash string) bool {
-		if m.Name != name || m.Labels[install.PermissionsHashLabel] != hash {
+	// The name ends with a hash of the CSV and the permission entry: a changed entry is not
+	// met by the RBAC of the old one. (olm.permissions.hash, a hash of the content, is not
+	// looked at: RBAC an earlier olmsync wrote carries another value of it.)
+	owned := func(m *metav1.ObjectMeta, name string) bool {
+		if m.Name != name {
 			return false
 		}
 		for k, v := range owner {
@@ -400,21 +403,21 @@ func permissionCreated(csv *v1alpha1.ClusterServiceVersion, snap Snapshot, p v1a
 		})
 	}
 	if cluster {
-		name, hash := resolve.ClusterRoleName(csv.Name, csv.Namespace, p)
+		name, _ := resolve.ClusterRoleName(csv.Name, csv.Namespace, p)
 		role := slices.IndexFunc(snap.ClusterRoles, func(r rbacv1.ClusterRole) bool {
-			return owned(&r.ObjectMeta, name, hash) && equality.Semantic.DeepEqual(r.Rules, p.Rules)
+			return owned(&r.ObjectMeta, name) && equality.Semantic.DeepEqual(r.Rules, p.Rules)
 		})
 		bound := slices.ContainsFunc(snap.ClusterRoleBindings, func(b rbacv1.ClusterRoleBinding) bool {
-			return owned(&b.ObjectMeta, name, hash) && bindsTo(b.RoleRef, b.Subjects, "ClusterRole", name)
+			return owned(&b.ObjectMeta, name) && bindsTo(b.RoleRef, b.Subjects, "ClusterRole", name)
 		})
 		return role >= 0 && bound
 	}
-	name, hash := resolve.RoleName(csv.Name, p)
+	name, _ := resolve.RoleName(csv.Name, p)
 	role := slices.IndexFunc(snap.Roles, func(r rbacv1.Role) bool {
-		return r.Namespace == csv.Namespace && owned(&r.ObjectMeta, name, hash) && equality.Semantic.DeepEqual(r.Rules, p.Rules)
+		return r.Namespace == csv.Namespace && owned(&r.ObjectMeta, name) && equality.Semantic.DeepEqual(r.Rules, p.Rules)
 	})
 	bound := slices.ContainsFunc(snap.RoleBindings, func(b rbacv1.RoleBinding) bool {
-		return b.Namespace == csv.Namespace && owned(&b.ObjectMeta, name, hash) && bindsTo(b.RoleRef, b.Subjects, "Role", name)
+		return b.Namespace == csv.Namespace && owned(&b.ObjectMeta, name) && bindsTo(b.RoleRef, b.Subjects, "Role", name)
 	})
 	return role >= 0 && bound
 }

@@ -123,7 +123,7 @@ func TestPlan(t *testing.T) {
 	if err := json.Unmarshal([]byte(plan.Steps[5].Resource.Manifest), &role); err != nil {
 		t.Fatal(err)
 	}
-	wantLabels := map[string]string{"olm.owner": csv, "olm.owner.namespace": "ns", "olm.owner.kind": "ClusterServiceVersion", "olm.permissions.hash": roleName[strings.LastIndex(roleName, "-")+1:]}
+	wantLabels := map[string]string{"olm.owner": csv, "olm.owner.namespace": "ns", "olm.owner.kind": "ClusterServiceVersion", "olm.permissions.hash": resolve.PolicyRulesHash(role.Rules)}
 	if diff := cmp.Diff(wantLabels, role.Labels); diff != "" {
 		t.Errorf("role labels (-want +got):\n%s", diff)
 	}

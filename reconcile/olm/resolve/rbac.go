@@ -1,8 +1,11 @@
 package resolve
 
 import (
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"math/big"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,8 +18,10 @@ import (
 	"github.com/olmsync/olmsync/reconcile/olm/groups"
 )
 
-// PermissionsHashLabel labels the RBAC an InstallPlan creates for a CSV with the hash of the
-// permission it grants (the same hash ends the object's name).
+// PermissionsHashLabel labels the RBAC an InstallPlan creates for a CSV with a hash of its
+// content, as OLM's resolver writes it: a Role or ClusterRole with PolicyRulesHash of its
+// rules, a binding with BindingHash of its roleRef and subjects. (The hash that ends the
+// objects' names is another one, of the CSV and the permission entry: RoleName.)
 const PermissionsHashLabel = "olm.permissions.hash"
 
 // maxNameLength is how long OLM lets a generated RBAC name be.
@@ -49,37 +54,37 @@ func rbacObjects(csv *v1alpha1.ClusterServiceVersion) []rbacObject {
 	var roles, bindings, clusterRoles, clusterBindings = map[string][]rbacObject{}, map[string][]rbacObject{}, map[string][]rbacObject{}, map[string][]rbacObject{}
 	for _, perm := range strategy.Permissions {
 		get(perm.ServiceAccountName)
-		name, hash := RoleName(csv.Name, perm)
-		labels := ownerLabels(csv, hash)
+		name, _ := RoleName(csv.Name, perm)
 		role := &rbacv1.Role{
 			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: csv.Namespace, OwnerReferences: []metav1.OwnerReference{owner}, Labels: labels},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: csv.Namespace, OwnerReferences: []metav1.OwnerReference{owner}, Labels: ownerLabels(csv, PolicyRulesHash(perm.Rules))},
 			Rules:      perm.Rules,
 		}
 		binding := &rbacv1.RoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: csv.Namespace, OwnerReferences: []metav1.OwnerReference{owner}, Labels: labels},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: csv.Namespace, OwnerReferences: []metav1.OwnerReference{owner}},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
 			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: perm.ServiceAccountName, Namespace: csv.Namespace}},
 		}
+		binding.Labels = ownerLabels(csv, BindingHash(binding.RoleRef, binding.Subjects))
 		roles[perm.ServiceAccountName] = append(roles[perm.ServiceAccountName], rbacObject{name, role})
 		bindings[perm.ServiceAccountName] = append(bindings[perm.ServiceAccountName], rbacObject{name, binding})
 	}
 	for _, perm := range strategy.ClusterPermissions {
 		get(perm.ServiceAccountName)
-		name, hash := ClusterRoleName(csv.Name, csv.Namespace, perm)
-		labels := ownerLabels(csv, hash)
+		name, _ := ClusterRoleName(csv.Name, csv.Namespace, perm)
 		role := &rbacv1.ClusterRole{
 			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: ownerLabels(csv, PolicyRulesHash(perm.Rules))},
 			Rules:      perm.Rules,
 		}
 		binding := &rbacv1.ClusterRoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+			ObjectMeta: metav1.ObjectMeta{Name: name},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
 			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: perm.ServiceAccountName, Namespace: csv.Namespace}},
 		}
+		binding.Labels = ownerLabels(csv, BindingHash(binding.RoleRef, binding.Subjects))
 		clusterRoles[perm.ServiceAccountName] = append(clusterRoles[perm.ServiceAccountName], rbacObject{name, role})
 		clusterBindings[perm.ServiceAccountName] = append(clusterBindings[perm.ServiceAccountName], rbacObject{name, binding})
 	}
@@ -112,6 +117,34 @@ func RoleName(csvName string, perm v1alpha1.StrategyDeploymentPermissions) (name
 func ClusterRoleName(csvName, csvNamespace string, perm v1alpha1.StrategyDeploymentPermissions) (name, hash string) {
 	hash = clusterPermissionHash(csvName, csvNamespace, perm)
 	return hashedName(csvName, hash), hash
+}
+
+// PolicyRulesHash is OLM's olm.permissions.hash of a Role's or ClusterRole's rules: the
+// SHA-224 of their JSON, as a number in base 62 (resolver.PolicyRuleHashLabelValue).
+func PolicyRulesHash(rules []rbacv1.PolicyRule) string {
+	raw, err := json.Marshal(rules)
+	if err != nil {
+		return "" // PolicyRules always marshal
+	}
+	return base62SHA224(raw)
+}
+
+// BindingHash is OLM's olm.permissions.hash of a binding: the SHA-224 of the JSON of its
+// roleRef and subjects, in base 62 (resolver.RoleReferenceAndSubjectHashLabelValue).
+func BindingHash(ref rbacv1.RoleRef, subjects []rbacv1.Subject) string {
+	raw, err := json.Marshal(&struct {
+		RoleRef  rbacv1.RoleRef
+		Subjects []rbacv1.Subject
+	}{RoleRef: ref, Subjects: subjects})
+	if err != nil {
+		return ""
+	}
+	return base62SHA224(raw)
+}
+
+func base62SHA224(b []byte) string {
+	sum := sha256.Sum224(b)
+	return new(big.Int).SetBytes(sum[:]).Text(62)
 }
 
 // ownerLabels are the CSV's owner labels as the CSV controller writes them too
