@@ -44,6 +44,7 @@ type runOptions struct {
 	catalogCache            string
 	imageCacheMaxSize       int64
 	bundleUnpackTimeout     time.Duration
+	installPlanRetryTimeout time.Duration
 	plainHTTPRegistries     bool
 	installCRDs             bool
 	kubeAPIQPS              float32
@@ -101,6 +102,7 @@ branch; local sources are then allowed).`,
 	f.BoolVar(&o.disableCopiedCSVs, "disable-copied-csvs", false, "do not copy the CSVs of operators watching all namespaces into every namespace (OLM's disableCopiedCSVs)")
 	f.StringVar(&o.catalogCache, "catalog-cache", "", "folder caching pulled catalog and bundle images by digest (default: none)")
 	f.Int64Var(&o.imageCacheMaxSize, "image-cache-max-size", 2<<30, "bytes the --catalog-cache folder may hold; the least recently used images go first (0: no bound)")
+	f.DurationVar(&o.installPlanRetryTimeout, "install-plan-retry-timeout", installplan.DefaultExecutionRetryTimeout, "how long after its first attempt an InstallPlan whose execution fails is tried again before it fails (OLM's flag)")
 	f.DurationVar(&o.bundleUnpackTimeout, "bundle-unpack-timeout", installplan.DefaultBundleUnpackTimeout, "how long a bundle image may take to unpack before its InstallPlan fails (OLM's flag; an OperatorGroup's operatorframework.io/bundle-unpack-timeout overrides it; 0: no limit)")
 	f.BoolVar(&o.plainHTTPRegistries, "allow-plain-http-registries", false, "let catalog and bundle images be pulled over plain HTTP (default: HTTPS only, on loopback and private addresses too)")
 	f.BoolVar(&o.installCRDs, "install-crds", false, "apply olmsync's CRDs before starting (a cluster without the Helm chart)")
@@ -197,11 +199,12 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	mgr, err := reconcile.NewManager(ctx, cfg, reconcile.Options{
 		OLM: mode,
 		OLMOptions: olm.Options{
-			GlobalCatalogNamespace: o.globalCatalogNamespace,
-			DisableCopiedCSVs:      o.disableCopiedCSVs,
-			CatalogImages:          catalog.ImageOptions{CacheDir: o.catalogCache, Insecure: o.plainHTTPRegistries},
-			ImageCacheMaxSize:      o.imageCacheMaxSize,
-			BundleUnpackTimeout:    unpackTimeout(o.bundleUnpackTimeout),
+			GlobalCatalogNamespace:  o.globalCatalogNamespace,
+			DisableCopiedCSVs:       o.disableCopiedCSVs,
+			CatalogImages:           catalog.ImageOptions{CacheDir: o.catalogCache, Insecure: o.plainHTTPRegistries},
+			ImageCacheMaxSize:       o.imageCacheMaxSize,
+			BundleUnpackTimeout:     unpackTimeout(o.bundleUnpackTimeout),
+			InstallPlanRetryTimeout: o.installPlanRetryTimeout,
 		},
 		MetricsAddr:             o.metricsAddr,
 		ProbeAddr:               o.probeAddr,

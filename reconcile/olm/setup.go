@@ -56,6 +56,9 @@ type Options struct {
 	// negative; an OperatorGroup's operatorframework.io/bundle-unpack-timeout annotation
 	// overrides it for its namespace.
 	BundleUnpackTimeout time.Duration
+	// InstallPlanRetryTimeout is how long a plan whose execution fails is retried before it
+	// fails (OLM's --install-plan-retry-timeout): one minute when zero.
+	InstallPlanRetryTimeout time.Duration
 	// RetryInterval is how soon a catalog that could not be read, or an InstallPlan waiting
 	// for a catalog or an API, is tried again (each controller's default when zero).
 	RetryInterval time.Duration
@@ -99,6 +102,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	}
 	err = installplan.SetupWithManager(mgr, registry, images, installplan.Options{
 		RetryInterval: opts.RetryInterval, BundleUnpackTimeout: opts.BundleUnpackTimeout,
+		ExecutionRetryTimeout: opts.InstallPlanRetryTimeout,
 	})
 	if err != nil {
 		return fmt.Errorf("set up installplan controller: %w", err)

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"errors"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -170,6 +172,14 @@ const (
 // whose bundle lookup failed (OLM's, before it stopped creating such plans): the failed
 // condition's reason and message.
 const MessageBundleUnpackingFailed = "bundle unpacking failed. Reason: %v, and Message: %v"
+
+// ErrInvalidInstallPlan is OLM's error for a plan that cannot be executed as it is: a step
+// of a kind OLM does not install (the step's status is UnsupportedResource).
+var ErrInvalidInstallPlan = errors.New("the InstallPlan contains invalid data")
+
+// MessageRetryingExecution is the format of status.message while OLM retries a plan whose
+// execution failed, within its retry timeout (--install-plan-retry-timeout).
+const MessageRetryingExecution = "retrying execution due to error: %s"
 
 // BundleLookupCondition is a condition of a BundleLookup.
 type BundleLookupCondition struct {

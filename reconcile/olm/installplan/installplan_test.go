@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -164,9 +165,12 @@ func TestPlanFromResolution(t *testing.T) {
 
 // TestCRDUpdateRefused: a plan whose CRD drops a version the cluster's CRD serves fails with
 // InstallComponentFailed and crdupgrade's message; the CRD is left as it was.
+//
+// As OLM, the plan is first retried within its retry timeout, status.message saying
+// "retrying execution due to error: ...", and fails once the timeout is past.
 func TestCRDUpdateRefused(t *testing.T) {
 	env := testenv.Get(t)
-	olmtest.StartManager(t, env, olm.Options{})
+	olmtest.StartManager(t, env, olm.Options{InstallPlanRetryTimeout: 4 * time.Second, RetryInterval: time.Second})
 	ctx := context.Background()
 	ns := olmtest.NewNamespace(t, env, "crd-refused")
 	group := ns + ".example.com"
@@ -180,9 +184,23 @@ func TestCRDUpdateRefused(t *testing.T) {
 	configMapCatalog(t, env, ns, group)
 
 	olmtest.Create(t, env, installPlan(ns, "install-refused", v1alpha1.ApprovalAutomatic, "widget.v1.0.0"))
-	ip := waitPlanPhase(t, env, ns, "install-refused", v1alpha1.InstallPlanPhaseFailed)
-	c := findCondition(ip, v1alpha1.InstallPlanInstalled)
 	want := fmt.Sprintf(`refusing to update "widgets.%s": new CRD removes version v1alpha1 that the existing CRD serves`, group)
+	retrying := &v1alpha1.InstallPlan{}
+	olmtest.Eventually(t, "the plan retried with OLM's message", func() error {
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "install-refused"}, retrying); err != nil {
+			return err
+		}
+		if retrying.Status.Phase != v1alpha1.InstallPlanPhaseInstalling || !strings.HasPrefix(retrying.Status.Message, "retrying execution due to error: ") ||
+			!strings.Contains(retrying.Status.Message, want) {
+			return fmt.Errorf("phase %q, message %q", retrying.Status.Phase, retrying.Status.Message)
+		}
+		return nil
+	})
+	ip := waitPlanPhase(t, env, ns, "install-refused", v1alpha1.InstallPlanPhaseFailed)
+	if !strings.Contains(ip.Status.Message, want) || strings.HasPrefix(ip.Status.Message, "retrying") {
+		t.Errorf("message of the failed plan %q, want the error", ip.Status.Message)
+	}
+	c := findCondition(ip, v1alpha1.InstallPlanInstalled)
 	if c == nil || c.Reason != v1alpha1.InstallPlanReasonComponentFailed || !strings.Contains(c.Message, want) {
 		t.Errorf("Installed condition %+v: want InstallComponentFailed with %q", c, want)
 	}
@@ -427,5 +445,48 @@ func TestHandWrittenPlanGetsAStatus(t *testing.T) {
 	}
 	if ip.Status.CatalogSources == nil {
 		t.Errorf("status.catalogSources is null; the CRD requires it")
+	}
+}
+
+// TestUnsupportedKindFailsThePlan: a bundle object of a kind OLM does not install (a
+// Deployment: a CSV's strategy holds those) makes its step UnsupportedResource and the plan
+// Failed with OLM's "the InstallPlan contains invalid data" once the retry timeout is past;
+// nothing of that kind is created.
+func TestUnsupportedKindFailsThePlan(t *testing.T) {
+	env := testenv.Get(t)
+	olmtest.StartManager(t, env, olm.Options{InstallPlanRetryTimeout: 2 * time.Second, RetryInterval: time.Second})
+	ctx := context.Background()
+	ns := olmtest.NewNamespace(t, env, "unsupported-kind")
+	olmtest.OwnGroup(t, env, ns)
+	deployment := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"stray"},"spec":{"selector":{"matchLabels":{"app":"stray"}},` +
+		`"template":{"metadata":{"labels":{"app":"stray"}},"spec":{"containers":[{"name":"c","image":"example.com/stray:1"}]}}}}`
+	plan := installPlan(ns, "with-deployment", v1alpha1.ApprovalAutomatic, "stray.v1.0.0")
+	// Made as a Subscription makes its plans (owned by it, steps written right after), so the
+	// controller waits for the steps instead of planning the plan from a catalog. No garbage
+	// collector runs here to remove it for its owner's absence.
+	plan.OwnerReferences = []metav1.OwnerReference{{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.SubscriptionKind,
+		Name: "stray", UID: "00000000-0000-0000-0000-000000000001"}}
+	olmtest.Create(t, env, plan)
+	plan.Status = v1alpha1.InstallPlanStatus{
+		Phase: v1alpha1.InstallPlanPhaseInstalling, CatalogSources: []string{},
+		Plan: []v1alpha1.Step{{Resolving: "stray.v1.0.0", Status: v1alpha1.StepStatusUnknown,
+			Resource: v1alpha1.StepResource{Kind: "Deployment", Name: "stray", Group: "apps", Version: "v1", Manifest: deployment}}},
+	}
+	if err := env.Client.Status().Update(ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	ip := waitPlanPhase(t, env, ns, "with-deployment", v1alpha1.InstallPlanPhaseFailed)
+	if ip.Status.Message != "the InstallPlan contains invalid data" || ip.Status.Plan[0].Status != v1alpha1.StepStatusUnsupportedResource {
+		t.Errorf("message %q, step %s; want OLM's invalid-data error and UnsupportedResource", ip.Status.Message, ip.Status.Plan[0].Status)
+	}
+	if c := findCondition(ip, v1alpha1.InstallPlanInstalled); c == nil || c.Reason != v1alpha1.InstallPlanReasonComponentFailed {
+		t.Errorf("Installed condition %+v, want InstallComponentFailed", c)
+	}
+	var list appsv1.DeploymentList
+	if err := env.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 0 {
+		t.Errorf("a Deployment of an unsupported step was created: %s", list.Items[0].Name)
 	}
 }

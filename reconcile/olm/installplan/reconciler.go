@@ -2,7 +2,6 @@ package installplan
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -39,7 +38,15 @@ type Options struct {
 	// fails (OLM's --bundle-unpack-timeout): DefaultBundleUnpackTimeout when zero, no limit
 	// when negative. An OperatorGroup's BundleUnpackTimeoutAnnotation overrides it.
 	BundleUnpackTimeout time.Duration
+	// ExecutionRetryTimeout is how long after its first attempt a plan whose execution fails
+	// is tried again before it fails (OLM's --install-plan-retry-timeout):
+	// DefaultExecutionRetryTimeout when zero. A refusal for lack of rights is retried
+	// whatever the time, as OLM does: the rights may come.
+	ExecutionRetryTimeout time.Duration
 }
+
+// DefaultExecutionRetryTimeout is OLM's default --install-plan-retry-timeout.
+const DefaultExecutionRetryTimeout = time.Minute
 
 // Reconciler reconciles InstallPlans.
 type Reconciler struct {
@@ -66,6 +73,13 @@ func (r *Reconciler) retry() time.Duration {
 		return r.Options.RetryInterval
 	}
 	return DefaultRetryInterval
+}
+
+func (r *Reconciler) executionRetryTimeout() time.Duration {
+	if r.Options.ExecutionRetryTimeout > 0 {
+		return r.Options.ExecutionRetryTimeout
+	}
+	return DefaultExecutionRetryTimeout
 }
 
 func (r *Reconciler) unpackTimeout() time.Duration {
@@ -228,18 +242,12 @@ func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, pat
 			status, err = e.execute(ctx, step)
 		}
 		s.Status = status
-		var failed *StepError
 		switch {
-		case errors.As(err, &failed):
-			obj.Status.Phase = v1alpha1.InstallPlanPhaseFailed
-			obj.Status.Message = failed.Error()
-			setCondition(obj, v1alpha1.InstallPlanInstalled, corev1.ConditionFalse, v1alpha1.InstallPlanReasonComponentFailed, failed.Error(), time.Now())
-			return reconcile.Result{}, nil
-		case status == v1alpha1.StepStatusWaitingForAPI:
+		case status == v1alpha1.StepStatusWaitingForAPI && err != nil:
 			log.FromContext(ctx).Info("waiting for an API", "step", s.Resource.Name, "error", err.Error())
 			return reconcile.Result{RequeueAfter: r.retry()}, nil
 		case err != nil:
-			return reconcile.Result{}, err
+			return r.executionFailed(ctx, obj, err)
 		}
 		if s.Resource.Kind == v1alpha1.ClusterServiceVersionKind {
 			// Later steps read the CSV for its UID: write the progress first.
@@ -258,6 +266,23 @@ func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, pat
 		obj.Status.Message = ""
 		setCondition(obj, v1alpha1.InstallPlanInstalled, corev1.ConditionTrue, "", "", time.Now())
 	}
+	return reconcile.Result{}, nil
+}
+
+// executionFailed is what OLM does with a plan whose execution failed: within the retry
+// timeout since the plan's first attempt (or whatever the time, when the API server refused
+// for lack of rights, which may come), status.message says "retrying execution due to
+// error: ..." and the plan is tried again; after it, the plan is Failed with the error,
+// Installed False InstallComponentFailed. The steps already done stay done.
+func (r *Reconciler) executionFailed(ctx context.Context, obj *v1alpha1.InstallPlan, err error) (reconcile.Result, error) {
+	if apierrors.IsForbidden(err) || time.Since(obj.Status.StartTime.Time) < r.executionRetryTimeout() {
+		obj.Status.Message = fmt.Sprintf(v1alpha1.MessageRetryingExecution, err.Error())
+		log.FromContext(ctx).Info("retrying the plan's execution", "error", err.Error())
+		return reconcile.Result{RequeueAfter: r.retry()}, nil
+	}
+	obj.Status.Phase = v1alpha1.InstallPlanPhaseFailed
+	obj.Status.Message = err.Error()
+	setCondition(obj, v1alpha1.InstallPlanInstalled, corev1.ConditionFalse, v1alpha1.InstallPlanReasonComponentFailed, err.Error(), time.Now())
 	return reconcile.Result{}, nil
 }
 

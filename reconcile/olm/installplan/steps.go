@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -36,6 +37,26 @@ func (e *StepError) Error() string {
 	return fmt.Sprintf("error creating %s %s: %v", strings.ToLower(e.Kind), e.Name, e.Err)
 }
 func (e *StepError) Unwrap() error { return e.Err }
+
+// installedKinds are the kinds OLM's plan execution installs by name
+// (catalog.ExecutePlan), and supportedKinds the others it takes
+// (catalog/supportedresources.go). A step of any other kind is UnsupportedResource, and the
+// plan "contains invalid data".
+var (
+	installedKinds = []string{
+		"CustomResourceDefinition", v1alpha1.ClusterServiceVersionKind, v1alpha1.SubscriptionKind, resolve.BundleSecretKind,
+		"Secret", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ServiceAccount", "Service", "ConfigMap",
+	}
+	supportedKinds = []string{
+		"PrometheusRule", "ServiceMonitor", "PodDisruptionBudget", "PriorityClass", "VerticalPodAutoscaler",
+		"ConsoleYAMLSample", "ConsoleQuickStart", "ConsoleCLIDownload", "ConsoleLink", "ConsolePlugin", "NetworkPolicy",
+	}
+)
+
+// Installable reports whether OLM installs a step of the kind.
+func Installable(kind string) bool {
+	return slices.Contains(installedKinds, kind) || slices.Contains(supportedKinds, kind)
+}
 
 // GeneratedByAnnotation names, on a Subscription a plan generated for a dependency, that
 // plan; ManagedLabel marks it as OLM's (olm-behaviour 1.7).
@@ -68,6 +89,9 @@ func (e *executor) execute(ctx context.Context, s v1alpha1.Step) (v1alpha1.StepS
 			return fail(err)
 		}
 		return e.applyCRD(ctx, crd, s.Resolving)
+	}
+	if !Installable(s.Resource.Kind) {
+		return v1alpha1.StepStatusUnsupportedResource, v1alpha1.ErrInvalidInstallPlan
 	}
 	u := &unstructured.Unstructured{}
 	if err := json.Unmarshal([]byte(s.Resource.Manifest), &u.Object); err != nil {
