@@ -241,17 +241,18 @@ func TestLeaderTakesOver(t *testing.T) {
 
 	stopped := time.Now()
 	a.Stop(t)
+	// The stopped leader released its lease on the way out: once Stop has returned the lease
+	// no longer names it (it would until the lease expired, had it not), so the other takes
+	// it at its next try.
+	if h, _ := holder(t, env, leaseNS, olm.LeaderElectionID); h == leaderA {
+		t.Errorf("the lease still names the stopped leader %q: it was not released", leaderA)
+	}
 	b.elected(t)
 	leaderB, acquired := holder(t, env, leaseNS, olm.LeaderElectionID)
 	if leaderB == "" || leaderB == leaderA {
 		t.Fatalf("lease holder %q after the leader %q stopped", leaderB, leaderA)
 	}
-	// The stopped leader released its lease: the other took it at its next try, not a
-	// lease duration after the last renewal.
 	took := acquired.Sub(stopped)
-	if took > testTimings.LeaseDuration {
-		t.Errorf("the second replica took the lease %s after the leader stopped, more than the lease duration %s", took, testTimings.LeaseDuration)
-	}
 	t.Logf("the second replica took the lease %s after the leader was told to stop (lease duration %s, retry period %s)",
 		took.Round(time.Millisecond), testTimings.LeaseDuration, testTimings.RetryPeriod)
 	at := requestReconcile(t, env, s)

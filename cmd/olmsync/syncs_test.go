@@ -510,8 +510,9 @@ func TestReconcileSyncTimeout(t *testing.T) {
 	if !strings.Contains(err.Error(), want) {
 		t.Errorf("error:\n%v\nwant:\n%s", err, want)
 	}
-	if took < 3*time.Second || took > 10*time.Second {
-		t.Errorf("the command took %s with --timeout 3s", took)
+	// It waited out its timeout (a lower bound: how much longer it took is the machine's).
+	if took < 3*time.Second {
+		t.Errorf("the command gave up after %s with --timeout 3s", took)
 	}
 	if !strings.Contains(stderr, "Error: timed out") {
 		t.Errorf("stderr:\n%s", stderr)
