@@ -16,7 +16,6 @@ import (
 	"syscall"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
@@ -100,13 +99,9 @@ func (e *BundleError) Error() string {
 // that digest. An *ImageError says the image could not be resolved, pulled or extracted
 // (try again later); a *BundleError that it is no bundle OLM can install (do not).
 func LoadBundleImage(ctx context.Context, ref string, opts ImageOptions) (*UnpackedBundle, error) {
-	r, err := opts.parse(ref)
+	desc, err := opts.get(ctx, ref)
 	if err != nil {
 		return nil, err
-	}
-	desc, err := remote.Get(r, opts.remoteOptions(ctx)...)
-	if err != nil {
-		return nil, &ImageError{Ref: ref, Op: "pull", Err: err}
 	}
 	src := Source{Format: FormatBundleImage, Ref: ref, Digest: desc.Digest.String()}
 	key := "bundle-" + cacheKey(desc.Digest, desc.MediaType.IsIndex(), opts.Platform)

@@ -152,17 +152,28 @@ func ImageDigest(ctx context.Context, ref string, opts ImageOptions) (string, er
 	return desc.Digest.String(), nil
 }
 
+// get resolves ref to its manifest (or index) with the options' transport and credentials:
+// the digest it names now, and what to pull. It fails with the parse error or an
+// *ImageError (Op "pull").
+func (o ImageOptions) get(ctx context.Context, ref string) (*remote.Descriptor, error) {
+	r, err := o.parse(ref)
+	if err != nil {
+		return nil, err
+	}
+	desc, err := remote.Get(r, o.remoteOptions(ctx)...)
+	if err != nil {
+		return nil, &ImageError{Ref: ref, Op: "pull", Err: err}
+	}
+	return desc, nil
+}
+
 // LoadImage loads a catalog image from a registry: the file-based catalog in the folder
 // its ConfigsLabel names (DefaultConfigsDir without one). With a CacheDir, an image already
 // pulled at the same digest is read from the cache (Source.Cached).
 func LoadImage(ctx context.Context, ref string, opts ImageOptions) (*Catalog, error) {
-	r, err := opts.parse(ref)
+	desc, err := opts.get(ctx, ref)
 	if err != nil {
 		return nil, err
-	}
-	desc, err := remote.Get(r, opts.remoteOptions(ctx)...)
-	if err != nil {
-		return nil, &ImageError{Ref: ref, Op: "pull", Err: err}
 	}
 	key := cacheKey(desc.Digest, desc.MediaType.IsIndex(), opts.Platform)
 	src := Source{Format: FormatImage, Ref: ref, Digest: desc.Digest.String()}

@@ -62,15 +62,20 @@ const (
 	ReportJSON = "json"
 )
 
+// writeJSON writes v as indented JSON, with <, > and & as they are.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
 // WriteReport writes the report as text (errors and warnings, and infos when verbose) or as
 // JSON (everything).
 func WriteReport(w io.Writer, r Report, format string, verbose bool) error {
 	switch format {
 	case ReportJSON:
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return writeJSON(w, r)
 	case ReportText, "":
 	default:
 		return fmt.Errorf("unknown report format %q: use text or json", format)

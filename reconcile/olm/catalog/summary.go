@@ -198,10 +198,7 @@ func ruleStrings(rules []rbacv1.PolicyRule) []string {
 func WriteBundleSummary(w io.Writer, s BundleSummary, format string) error {
 	switch format {
 	case ReportJSON:
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		return enc.Encode(s)
+		return writeJSON(w, s)
 	case ReportText, "":
 	default:
 		return fmt.Errorf("unknown output format %q: use text or json", format)

@@ -16,8 +16,8 @@ import (
 	"github.com/olmsync/olmsync/reconcile/olm/resolve"
 )
 
-// PermissionsHashLabel carries the hash that ends the name of the RBAC generated for a CSV
-// (OLM's olm.permissions.hash).
+// PermissionsHashLabel is OLM's olm.permissions.hash: a hash of the content of the RBAC
+// generated for a CSV (resolve.PolicyRulesHash, resolve.BindingHash).
 const PermissionsHashLabel = resolve.PermissionsHashLabel
 
 // Permissions are the service accounts and RBAC a CSV's permissions and clusterPermissions ask

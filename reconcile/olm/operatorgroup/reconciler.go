@@ -265,10 +265,11 @@ func (r *Reconciler) ensureClusterRoles(ctx context.Context, og *operatorsv1.Ope
 }
 
 // deleteRenamedClusterRoles deletes the ClusterRoles the group owns (its owner labels) that
-// are none of its current roles.
+// are none of its current roles. It reads the cache, which holds every ClusterRole an
+// OperatorGroup owns (olm.CacheByObject): no request to the API server per sync.
 func (r *Reconciler) deleteRenamedClusterRoles(ctx context.Context, og *operatorsv1.OperatorGroup, current []rbacv1.ClusterRole) error {
 	var owned rbacv1.ClusterRoleList
-	if err := r.APIReader.List(ctx, &owned, ownedBy(og.Namespace, og.Name)); err != nil {
+	if err := r.Client.List(ctx, &owned, ownedBy(og.Namespace, og.Name)); err != nil {
 		return fmt.Errorf("list clusterroles of operatorgroup %s/%s: %w", og.Namespace, og.Name, err)
 	}
 	keep := map[string]bool{}

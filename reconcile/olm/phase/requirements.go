@@ -403,7 +403,7 @@ func permissionCreated(csv *v1alpha1.ClusterServiceVersion, snap Snapshot, p v1a
 		})
 	}
 	if cluster {
-		name, _ := resolve.ClusterRoleName(csv.Name, csv.Namespace, p)
+		name := resolve.ClusterRoleName(csv.Name, csv.Namespace, p)
 		role := slices.IndexFunc(snap.ClusterRoles, func(r rbacv1.ClusterRole) bool {
 			return owned(&r.ObjectMeta, name) && equality.Semantic.DeepEqual(r.Rules, p.Rules)
 		})
@@ -412,7 +412,7 @@ func permissionCreated(csv *v1alpha1.ClusterServiceVersion, snap Snapshot, p v1a
 		})
 		return role >= 0 && bound
 	}
-	name, _ := resolve.RoleName(csv.Name, p)
+	name := resolve.RoleName(csv.Name, p)
 	role := slices.IndexFunc(snap.Roles, func(r rbacv1.Role) bool {
 		return r.Namespace == csv.Namespace && owned(&r.ObjectMeta, name) && equality.Semantic.DeepEqual(r.Rules, p.Rules)
 	})

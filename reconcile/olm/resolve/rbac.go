@@ -54,7 +54,7 @@ func rbacObjects(csv *v1alpha1.ClusterServiceVersion) []rbacObject {
 	var roles, bindings, clusterRoles, clusterBindings = map[string][]rbacObject{}, map[string][]rbacObject{}, map[string][]rbacObject{}, map[string][]rbacObject{}
 	for _, perm := range strategy.Permissions {
 		get(perm.ServiceAccountName)
-		name, _ := RoleName(csv.Name, perm)
+		name := RoleName(csv.Name, perm)
 		role := &rbacv1.Role{
 			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: csv.Namespace, OwnerReferences: []metav1.OwnerReference{owner}, Labels: ownerLabels(csv, PolicyRulesHash(perm.Rules))},
@@ -72,7 +72,7 @@ func rbacObjects(csv *v1alpha1.ClusterServiceVersion) []rbacObject {
 	}
 	for _, perm := range strategy.ClusterPermissions {
 		get(perm.ServiceAccountName)
-		name, _ := ClusterRoleName(csv.Name, csv.Namespace, perm)
+		name := ClusterRoleName(csv.Name, csv.Namespace, perm)
 		role := &rbacv1.ClusterRole{
 			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: ownerLabels(csv, PolicyRulesHash(perm.Rules))},
@@ -106,17 +106,16 @@ func rbacObjects(csv *v1alpha1.ClusterServiceVersion) []rbacObject {
 }
 
 // RoleName is the name of the Role and RoleBinding OLM generates for one permissions entry of
-// the CSV csvName, and the hash that ends it (the PermissionsHashLabel value).
-func RoleName(csvName string, perm v1alpha1.StrategyDeploymentPermissions) (name, hash string) {
-	hash = permissionHash(csvName, perm)
-	return hashedName(csvName+"-"+perm.ServiceAccountName, hash), hash
+// the CSV csvName: it ends with a hash of the CSV's name and the entry.
+func RoleName(csvName string, perm v1alpha1.StrategyDeploymentPermissions) string {
+	return hashedName(csvName+"-"+perm.ServiceAccountName, permissionHash(csvName, perm))
 }
 
 // ClusterRoleName is the name of the ClusterRole and ClusterRoleBinding OLM generates for one
-// clusterPermissions entry of the CSV csvNamespace/csvName, and the hash that ends it.
-func ClusterRoleName(csvName, csvNamespace string, perm v1alpha1.StrategyDeploymentPermissions) (name, hash string) {
-	hash = clusterPermissionHash(csvName, csvNamespace, perm)
-	return hashedName(csvName, hash), hash
+// clusterPermissions entry of the CSV csvNamespace/csvName: it ends with a hash of the CSV's
+// name and namespace and the entry.
+func ClusterRoleName(csvName, csvNamespace string, perm v1alpha1.StrategyDeploymentPermissions) string {
+	return hashedName(csvName, clusterPermissionHash(csvName, csvNamespace, perm))
 }
 
 // PolicyRulesHash is OLM's olm.permissions.hash of a Role's or ClusterRole's rules: the
