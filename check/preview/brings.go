@@ -8,9 +8,9 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
-	"github.com/olmsync/olmsync/reconcile/olm/catalog"
-	"github.com/olmsync/olmsync/reconcile/olm/crdupgrade"
-	"github.com/olmsync/olmsync/reconcile/olm/resolve"
+	"github.com/olmsync/olmsync/olm/catalog"
+	"github.com/olmsync/olmsync/olm/crdupgrade"
+	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/report"
 )
 

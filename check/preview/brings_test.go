@@ -14,8 +14,8 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/shareddata"
+	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/policy"
-	"github.com/olmsync/olmsync/reconcile/olm/catalog"
 	"github.com/olmsync/olmsync/report"
 )
 

@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/olmsync/olmsync/check"
-	"github.com/olmsync/olmsync/reconcile/olm/catalog"
+	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/render"
 	"github.com/olmsync/olmsync/report"
 	"github.com/olmsync/olmsync/sources"

@@ -20,7 +20,7 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/api/operators/v1alpha2"
 	"github.com/olmsync/olmsync/internal/safeyaml"
-	"github.com/olmsync/olmsync/reconcile/olm/groups"
+	"github.com/olmsync/olmsync/olm/groups"
 )
 
 // ClusterState is what a cluster has, as far as OLM is concerned: its Namespaces (with

@@ -8,7 +8,7 @@ import (
 
 	"github.com/olmsync/olmsync/check"
 	"github.com/olmsync/olmsync/internal/shareddata"
-	"github.com/olmsync/olmsync/reconcile/olm/catalog"
+	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/report"
 )
 

@@ -4,9 +4,9 @@
 // dependencies, and the phase and reason the CSV would reach — and turns what would fail
 // into violations (OLM001…) on the Subscription's file and line, so that CI fails before
 // the merge rather than the cluster after it. It decides nothing itself: catalogs are read
-// by reconcile/olm/catalog, Subscriptions resolved by reconcile/olm/resolve and
+// by olm/catalog, Subscriptions resolved by olm/resolve and
 // OperatorGroup membership, install modes and API intersection judged by
-// reconcile/olm/groups, the same code the embedded OLM controllers run. What it adds is
+// olm/groups, the same code the embedded OLM controllers run. What it adds is
 // the view those functions need: the catalogs named by `--catalog` and olmsync.yaml, the
 // cluster as a snapshot (`--cluster-state`), read from a live cluster with list calls only
 // (`--kubeconfig`, through a connection that refuses anything but reads) or empty, with

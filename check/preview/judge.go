@@ -7,9 +7,9 @@ import (
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
-	"github.com/olmsync/olmsync/reconcile/olm/catalog"
-	"github.com/olmsync/olmsync/reconcile/olm/groups"
-	"github.com/olmsync/olmsync/reconcile/olm/resolve"
+	"github.com/olmsync/olmsync/olm/catalog"
+	"github.com/olmsync/olmsync/olm/groups"
+	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/report"
 )
 

@@ -9,9 +9,9 @@ import (
 	"sync"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/olm/catalog"
+	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/policy"
-	"github.com/olmsync/olmsync/reconcile/olm/catalog"
-	"github.com/olmsync/olmsync/reconcile/olm/resolve"
 	"github.com/olmsync/olmsync/render"
 	"github.com/olmsync/olmsync/report"
 )

@@ -8,10 +8,10 @@ import (
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	"github.com/olmsync/olmsync/check"
+	"github.com/olmsync/olmsync/olm/catalog"
+	"github.com/olmsync/olmsync/olm/groups"
+	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/policy"
-	"github.com/olmsync/olmsync/reconcile/olm/catalog"
-	"github.com/olmsync/olmsync/reconcile/olm/groups"
-	"github.com/olmsync/olmsync/reconcile/olm/resolve"
 	"github.com/olmsync/olmsync/report"
 )
 

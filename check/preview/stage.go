@@ -7,8 +7,8 @@ import (
 	"sync"
 
 	"github.com/olmsync/olmsync/check"
-	"github.com/olmsync/olmsync/reconcile/olm/catalog"
-	"github.com/olmsync/olmsync/reconcile/olm/resolve"
+	"github.com/olmsync/olmsync/olm/catalog"
+	"github.com/olmsync/olmsync/olm/resolve"
 )
 
 // Options configure the preview.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/olmsync/olmsync/internal/ocitest"
 	"github.com/olmsync/olmsync/internal/shareddata"
-	"github.com/olmsync/olmsync/reconcile/olm/catalog"
+	"github.com/olmsync/olmsync/olm/catalog"
 )
 
 func communityBundle(t *testing.T, rel string) string {

@@ -19,10 +19,10 @@ import (
 
 	"github.com/olmsync/olmsync/check"
 	"github.com/olmsync/olmsync/internal/kube"
+	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/reconcile"
 	"github.com/olmsync/olmsync/reconcile/gitsync"
 	"github.com/olmsync/olmsync/reconcile/olm"
-	"github.com/olmsync/olmsync/reconcile/olm/catalog"
 	"github.com/olmsync/olmsync/reconcile/olm/installplan"
 	"github.com/olmsync/olmsync/reconcile/receiver"
 	"github.com/olmsync/olmsync/sources"

@@ -14,7 +14,7 @@ import (
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/testenv"
-	"github.com/olmsync/olmsync/reconcile/olm/catalog"
+	"github.com/olmsync/olmsync/olm/catalog"
 )
 
 // API is a namespaced custom resource kind served at one version; its plural is the

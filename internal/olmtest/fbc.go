@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/olmsync/olmsync/internal/ocitest"
-	"github.com/olmsync/olmsync/reconcile/olm/catalog"
+	"github.com/olmsync/olmsync/olm/catalog"
 )
 
 // FBC is a file-based catalog of the bundles, one JSON value per line: each package has one

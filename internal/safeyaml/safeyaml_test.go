@@ -118,7 +118,7 @@ func agree(t *testing.T, data []byte) {
 
 // TestRealDataPasses reads every YAML file of the shared data (real manifests, bundles,
 // package manifests): none is refused. (The file-based catalog is JSON, read value by value:
-// reconcile/olm/catalog's tests read it through the same limits.)
+// olm/catalog's tests read it through the same limits.)
 func TestRealDataPasses(t *testing.T) {
 	root := shareddata.Path(t, "data")
 	var files, docs int

@@ -12,8 +12,8 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/reconcile/olm"
-	"github.com/olmsync/olmsync/reconcile/olm/catalog"
 )
 
 // The shape of BenchmarkSteadyState: packages × versions bundles in one catalog image, and

@@ -21,10 +21,10 @@ import (
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/shareddata"
 	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/olm/catalog"
+	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/olm"
-	"github.com/olmsync/olmsync/reconcile/olm/catalog"
 	"github.com/olmsync/olmsync/reconcile/olm/installplan"
-	"github.com/olmsync/olmsync/reconcile/olm/resolve"
 )
 
 func operatorsDir(tb testing.TB, pkg string) string {

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
-	"github.com/olmsync/olmsync/reconcile/olm/catalog"
+	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/reconcile/olm/metrics"
 	"github.com/olmsync/olmsync/reconcile/olm/pullsecret"
 )

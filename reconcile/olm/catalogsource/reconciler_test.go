@@ -13,8 +13,8 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/olm/catalogsource"
-	"github.com/olmsync/olmsync/reconcile/olm/resolve"
 )
 
 // TestLoadAfterAStaleRead: a ConfigMap catalog whose ConfigMap arrives after its

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
-	"github.com/olmsync/olmsync/reconcile/olm/install"
+	"github.com/olmsync/olmsync/olm/install"
 	"github.com/olmsync/olmsync/reconcile/olm/metrics"
 )
 

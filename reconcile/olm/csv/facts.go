@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
-	"github.com/olmsync/olmsync/reconcile/olm/install"
-	"github.com/olmsync/olmsync/reconcile/olm/phase"
+	"github.com/olmsync/olmsync/olm/install"
+	"github.com/olmsync/olmsync/olm/phase"
 )
 
 // facts gathers what the phase machine needs for the CSV's phase: its requirements only where

@@ -8,8 +8,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
-	"github.com/olmsync/olmsync/reconcile/olm/groups"
-	"github.com/olmsync/olmsync/reconcile/olm/install"
+	"github.com/olmsync/olmsync/olm/groups"
+	"github.com/olmsync/olmsync/olm/install"
 )
 
 // ensureGroupRBAC writes the RBAC the CSV's group generates for it (seed 000, "Role-based access

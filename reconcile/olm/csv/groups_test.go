@@ -13,8 +13,8 @@ import (
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/olm/groups"
 	"github.com/olmsync/olmsync/reconcile/olm"
-	"github.com/olmsync/olmsync/reconcile/olm/groups"
 	"github.com/olmsync/olmsync/reconcile/olm/metrics"
 )
 

@@ -33,8 +33,8 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/shareddata"
 	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/olm/groups"
 	"github.com/olmsync/olmsync/reconcile/olm"
-	"github.com/olmsync/olmsync/reconcile/olm/groups"
 )
 
 // waitTimeout bounds how long a test waits for the controllers to reach a state. It is not a

@@ -19,10 +19,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
-	"github.com/olmsync/olmsync/reconcile/olm/groups"
-	"github.com/olmsync/olmsync/reconcile/olm/install"
+	"github.com/olmsync/olmsync/olm/groups"
+	"github.com/olmsync/olmsync/olm/install"
+	"github.com/olmsync/olmsync/olm/phase"
+	"github.com/olmsync/olmsync/reconcile/olm/applier"
 	"github.com/olmsync/olmsync/reconcile/olm/metrics"
-	"github.com/olmsync/olmsync/reconcile/olm/phase"
 )
 
 // Finalizer is the finalizer OLM puts on every CSV that is not a copy: the CSV's cleanup of
@@ -53,7 +54,7 @@ type Reconciler struct {
 	// controller's last status write, a requirementStatus the sync empties (a spec edited to
 	// require nothing) would be no difference and stay as that write left it, through every
 	// later phase, which does not rewrite it — and what the cache does not hold (see
-	// install.Applier).
+	// applier.Applier).
 	APIReader client.Reader
 	// Discovery answers the server version and which APIs are served.
 	Discovery Discovery
@@ -63,8 +64,8 @@ type Reconciler struct {
 	versions versionCache
 }
 
-func (r *Reconciler) applier() *install.Applier {
-	return &install.Applier{Client: r.Client, APIReader: r.APIReader}
+func (r *Reconciler) applier() *applier.Applier {
+	return &applier.Applier{Client: r.Client, APIReader: r.APIReader}
 }
 
 // Reconcile takes one CSV a step further.

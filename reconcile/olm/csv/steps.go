@@ -13,9 +13,9 @@ import (
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
-	"github.com/olmsync/olmsync/reconcile/olm/groups"
-	"github.com/olmsync/olmsync/reconcile/olm/install"
-	"github.com/olmsync/olmsync/reconcile/olm/phase"
+	"github.com/olmsync/olmsync/olm/groups"
+	"github.com/olmsync/olmsync/olm/install"
+	"github.com/olmsync/olmsync/olm/phase"
 )
 
 // ensureAPILabels puts OLM's olm.api.<hash>: provided label on the CSV for each API it

@@ -19,10 +19,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
-	"github.com/olmsync/olmsync/reconcile/olm/crdupgrade"
-	"github.com/olmsync/olmsync/reconcile/olm/install"
-	"github.com/olmsync/olmsync/reconcile/olm/phase"
-	"github.com/olmsync/olmsync/reconcile/olm/resolve"
+	"github.com/olmsync/olmsync/olm/crdupgrade"
+	"github.com/olmsync/olmsync/olm/install"
+	"github.com/olmsync/olmsync/olm/phase"
+	"github.com/olmsync/olmsync/olm/resolve"
 )
 
 // StepError is a step that cannot be executed whatever the retries: a manifest that does not

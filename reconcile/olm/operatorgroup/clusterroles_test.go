@@ -15,7 +15,7 @@ import (
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
-	"github.com/olmsync/olmsync/reconcile/olm/groups"
+	"github.com/olmsync/olmsync/olm/groups"
 	"github.com/olmsync/olmsync/reconcile/olm/operatorgroup"
 )
 

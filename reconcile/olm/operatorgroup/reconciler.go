@@ -22,8 +22,8 @@ import (
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
-	"github.com/olmsync/olmsync/reconcile/olm/groups"
-	"github.com/olmsync/olmsync/reconcile/olm/install"
+	"github.com/olmsync/olmsync/olm/groups"
+	"github.com/olmsync/olmsync/reconcile/olm/applier"
 )
 
 // ControllerName names the controller, its logger and the source of its Events.
@@ -234,7 +234,7 @@ func (r *Reconciler) ensureClusterRoles(ctx context.Context, og *operatorsv1.Ope
 	if err := r.Client.List(ctx, &csvs, client.InNamespace(og.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return false, fmt.Errorf("list csvs: %w", err)
 	}
-	a := &install.Applier{Client: r.Client, APIReader: r.APIReader}
+	a := &applier.Applier{Client: r.Client, APIReader: r.APIReader}
 	var conflicts []string
 	desired := groups.GroupClusterRoles(og, groups.GroupRoleAPIs(og, csvs.Items))
 	for _, role := range desired {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/olmsync/olmsync/internal/ocitest"
 	"github.com/olmsync/olmsync/internal/shareddata"
-	"github.com/olmsync/olmsync/reconcile/olm/catalog"
+	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/reconcile/olm/pullsecret"
 )
 

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
-	"github.com/olmsync/olmsync/reconcile/olm/resolve"
+	"github.com/olmsync/olmsync/olm/resolve"
 )
 
 // Annotations on a Subscription that let olmsync approve its InstallPlans declaratively,

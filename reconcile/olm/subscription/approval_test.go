@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/olm/installplan"
-	"github.com/olmsync/olmsync/reconcile/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/olm/subscription"
 )
 

@@ -9,9 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
-	"github.com/olmsync/olmsync/reconcile/olm/groups"
+	"github.com/olmsync/olmsync/olm/groups"
+	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/olm/installplan"
-	"github.com/olmsync/olmsync/reconcile/olm/resolve"
 )
 
 // UpgradeHeld is olmsync's condition type for a Subscription whose installed CSV stays

@@ -1,7 +1,7 @@
 // Package subscription holds the decisions of the Subscription controller as pure functions
 // over a Subscription's status: the health of the catalogs it can see
 // (CatalogSourcesUnhealthy), what its InstallPlan's phase means for it (InstallPlanPending,
-// InstallPlanFailed, InstallPlanMissing), what a resolution (reconcile/olm/resolve) does to
+// InstallPlanFailed, InstallPlanMissing), what a resolution (olm/resolve) does to
 // its state and conditions (ResolutionFailed, olmsync's UpgradeHeld), and who approves the
 // InstallPlan made for it (its own installPlanApproval, a pinned CSV, first-automatic).
 //

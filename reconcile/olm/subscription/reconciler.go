@@ -20,9 +20,9 @@ import (
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/olm/installplan"
 	"github.com/olmsync/olmsync/reconcile/olm/metrics"
-	"github.com/olmsync/olmsync/reconcile/olm/resolve"
 )
 
 // ControllerName names the controller, its logger and the source of its Events.

@@ -1,7 +1,7 @@
 package subscription
 
 import (
-	"github.com/olmsync/olmsync/reconcile/olm/resolve"
+	"github.com/olmsync/olmsync/olm/resolve"
 )
 
 // Split divides a namespace's resolution into one resolution per Subscription that needs
