@@ -64,10 +64,15 @@ func RedactURLs(text string) string {
 func RedactURL(raw string) string {
 	u, err := parseRemoteURL(raw)
 	if err == nil {
-		return u.redacted
+		// A URL can carry a second "://user:password@" where net/url sees only a path
+		// ("file:/://u:p@h", found by FuzzRedactURL): blank any that remains.
+		return passwordAfterSeparator.ReplaceAllString(u.redacted, "://***@")
 	}
 	return blankUserinfo(raw)
 }
+
+// passwordAfterSeparator is a "user:password@" right after a "://", wherever it is.
+var passwordAfterSeparator = regexp.MustCompile(`://[^/\s"'@]*:[^/\s"'@]*@`)
 
 func blankUserinfo(raw string) string {
 	scheme, rest, ok := strings.Cut(raw, "://")
