@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/olmsync/olmsync/olm/semverrange"
 	"io/fs"
 	"path"
 	"slices"
@@ -125,7 +126,7 @@ func dependencyProperty(d Dependency) (Property, error) {
 		if v.PackageName == "" {
 			return Property{}, errors.New("packageName must be set")
 		}
-		if _, err := ParseRange(v.Version); err != nil {
+		if _, err := semverrange.Parse(v.Version); err != nil {
 			return Property{}, fmt.Errorf("version range %q: %w", v.Version, err)
 		}
 		return NewProperty(PropertyPackageRequired, PackageRequirement{PackageName: v.PackageName, VersionRange: v.Version})

@@ -4,14 +4,11 @@ import (
 	"archive/tar"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
-
-	"github.com/blang/semver/v4"
 
 	"github.com/olmsync/olmsync/internal/safeyaml/yamltest"
 	"github.com/olmsync/olmsync/internal/shareddata"
@@ -199,43 +196,6 @@ data:
 	})
 }
 
-// FuzzParseRange: ParseRange never panics; it accepts exactly the ranges blang/semver (OLM's
-// parser) accepts without dropping a token, and then means what blang means; and a range
-// it refuses for a dropped token is one blang would shorten. Seeded with every skipRange
-// and dependency range of the shared community catalog.
-func FuzzParseRange(f *testing.F) {
-	for _, r := range []string{">=4.1.0 <4.1.2", "<2.0.0 || >=3.0.0", "1.x", ">1.2.x", "!=1.x.x", "<v1.4.0", "~1.2.3", "1.x.x.x", "> 1.0.0-rc.1+build", "||", "",
-		">=1.0.0 <", "1.0.0 - 2.0.0", ">= 1.0.0 <  2.0.0 || 3"} {
-		f.Add(r, "1.2.3-rc.1")
-	}
-	for _, r := range sharedRanges(f) {
-		f.Add(r, "1.2.3")
-	}
-	f.Fuzz(func(t *testing.T, rng, version string) {
-		r, err := ParseRange(rng)
-		_, _, dropped := droppedToken(rng)
-		blang, blangErr := blangParseRange(rng)
-		switch {
-		case err == nil && dropped:
-			t.Fatalf("ParseRange accepted %q, whose token blang drops", rng)
-		case err == nil && blangErr != nil:
-			t.Fatalf("ParseRange accepted %q, which blang refuses: %v", rng, blangErr)
-		case err != nil && !dropped && blangErr == nil:
-			t.Fatalf("ParseRange refused %q (%v), which blang reads whole", rng, err)
-		}
-		if err != nil {
-			return
-		}
-		if v, err := semver.Parse(version); err == nil && r(v) != blang(v) {
-			t.Fatalf("%q contains %s: ParseRange says %t, blang %t", rng, v, r(v), blang(v))
-		}
-		e := ChannelEntry{Name: "a.v1", SkipRange: rng}
-		if _, err := e.ParseSkipRange("a"); err != nil {
-			t.Fatalf("ParseRange accepted %q, ParseSkipRange refused it: %v", rng, err)
-		}
-	})
-}
-
 func FuzzParseProperties(f *testing.F) {
 	f.Add(`[{"type":"olm.package","value":{"packageName":"a","version":"1.0.0"}},{"type":"olm.gvk","value":{"group":"g","kind":"K","version":"v1"}}]`)
 	f.Add(`[{"type":"olm.csv.metadata","value":{"installModes":[{"type":"OwnNamespace","supported":true}],"crdDescriptions":{"owned":[{"name":"x"}]}}},{"type":"olm.deprecated","value":{}}]`)
@@ -292,46 +252,4 @@ func FuzzExtractTree(f *testing.F) {
 			}
 		}
 	})
-}
-
-// blangParseRange is blang/semver's ParseRange with its panics turned into errors.
-func blangParseRange(s string) (r semver.Range, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			r, err = nil, fmt.Errorf("panic: %v", p)
-		}
-	}()
-	return semver.ParseRange(s)
-}
-
-// sharedRanges are the skipRanges and dependency ranges of the shared community catalog.
-func sharedRanges(f *testing.F) []string {
-	files := shareddata.Files(f, "data/catalogs/community-operators", func(p string) bool { return strings.HasSuffix(p, "catalog.json") }, 1)
-	if len(files) == 0 {
-		return nil
-	}
-	c := ReadFBC(bytes.NewReader(files[0].Data), "catalog.json")
-	seen := map[string]bool{}
-	var out []string
-	add := func(r string) {
-		if r != "" && !seen[r] && len(out) < maxSeeds {
-			seen[r] = true
-			out = append(out, r)
-		}
-	}
-	for _, p := range c.Packages {
-		for _, ch := range p.Channels {
-			for _, e := range ch.Entries {
-				add(e.SkipRange)
-			}
-		}
-		for _, b := range p.Bundles {
-			if props, err := b.Props(); err == nil {
-				for _, req := range props.RequiresPackages {
-					add(req.VersionRange)
-				}
-			}
-		}
-	}
-	return out
 }

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"github.com/olmsync/olmsync/olm/semverrange"
 	"slices"
 	"strings"
 
@@ -139,6 +140,6 @@ func (e ChannelEntry) CanReplace(name string, version *semver.Version) bool {
 	if e.SkipRange == "" || version == nil {
 		return false
 	}
-	r, err := ParseRange(e.SkipRange)
+	r, err := semverrange.Parse(e.SkipRange)
 	return err == nil && r(*version)
 }

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"github.com/olmsync/olmsync/olm/semverrange"
 	"slices"
 	"strings"
 
@@ -155,7 +156,7 @@ func validateEntries(v *problems, p *Package, ch *Channel) {
 		if e.SkipRange == "" {
 			continue
 		}
-		if _, err := ParseRange(e.SkipRange); err != nil {
+		if _, err := semverrange.Parse(e.SkipRange); err != nil {
 			v.add(SeverityError, CodeBadSkipRange, e.Origin, p.Name, ch.Name, e.Name, "invalid skipRange %q: %v", e.SkipRange, err)
 		}
 	}

@@ -2,6 +2,7 @@ package resolve_test
 
 import (
 	"fmt"
+	"github.com/olmsync/olmsync/olm/semverrange"
 	"slices"
 	"testing"
 
@@ -164,7 +165,7 @@ func checkInvariants(t *testing.T, n resolve.Namespace, res *resolve.Result, pkg
 			}
 		}
 		for _, req := range bp.RequiresPackages {
-			rng, _ := catalog.ParseRange(req.VersionRange)
+			rng, _ := semverrange.Parse(req.VersionRange)
 			name, ok := byPkg[req.PackageName]
 			if !ok || !rng(bundles[name].Version) {
 				t.Fatalf("%s requires %s %s, the namespace has %q", b.Name, req.PackageName, req.VersionRange, name)

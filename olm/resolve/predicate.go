@@ -3,6 +3,7 @@ package resolve
 import (
 	"errors"
 	"fmt"
+	"github.com/olmsync/olmsync/olm/semverrange"
 	"slices"
 	"strings"
 
@@ -172,7 +173,7 @@ func predicateFor(p catalog.Property) (predicate, error) {
 }
 
 func packagePredicateFor(req catalog.PackageRequirement) (predicate, error) {
-	r, err := catalog.ParseRange(req.VersionRange)
+	r, err := semverrange.Parse(req.VersionRange)
 	if err != nil {
 		return nil, fmt.Errorf("olm.package.required %s: invalid version range %q: %w", req.PackageName, req.VersionRange, err)
 	}
