@@ -10,6 +10,7 @@ require (
 
 require (
 	github.com/fluxcd/pkg/apis/meta v1.31.0
+	github.com/fluxcd/pkg/envsubst v1.8.0
 	github.com/fluxcd/pkg/runtime v0.111.0
 	github.com/go-git/go-git/v5 v5.19.3
 	github.com/go-logr/logr v1.4.4

@@ -782,3 +782,11 @@ func isRemoteFile(ref string) bool {
 	u, err := url.Parse(strings.TrimSpace(ref))
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https")
 }
+
+// file is what an error about the app as a whole names: its kustomization, else its folder.
+func (p *plan) file() string {
+	if p.kust != nil {
+		return p.kust.File
+	}
+	return p.app.Path
+}

@@ -33,6 +33,9 @@ type Options struct {
 	// Discovery says what the repository's files cannot: its URLs (for Argo CD
 	// Applications) and where the checked folder sits in it.
 	Discovery DiscoverOptions
+	// PostBuild is what a Sync adds to every app after its build (target namespace,
+	// patches, common metadata, variable substitution); nil for a plain check.
+	PostBuild *PostBuild
 }
 
 func (o Options) withDefaults() Options {
@@ -178,6 +181,11 @@ func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, e
 			return
 		}
 		objs, lines, err := b.buildApp(plans[i])
+		if err == nil {
+			if perr := opts.PostBuild.apply(objs); perr != nil {
+				objs, err = nil, &BuildError{App: plans[i].app.ID(), File: plans[i].file(), Err: perr}
+			}
+		}
 		res.Apps[i].Objects, res.Apps[i].Err = objs, err
 		plans[i].warnings = append(plans[i].warnings, lines...)
 	})

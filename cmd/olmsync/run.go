@@ -52,6 +52,7 @@ type runOptions struct {
 	// the Sync reconciler
 	gitCache          string
 	allowLocalSources bool
+	strictSubstitute  bool
 	concurrent        int
 	limits            limitFlags
 	jitter            jitter.IntervalOptions
@@ -114,6 +115,7 @@ branch; local sources are then allowed).`,
 	f.IntVar(&o.kubeAPIBurst, "kube-api-burst", 0, "client-side burst of requests to the API server, with --kube-api-qps")
 	f.StringVar(&o.gitCache, "git-cache", "", "folder keeping the fetched repositories, so a restart still has the last good revisions (default: the user's cache folder, olmsync/git)")
 	f.BoolVar(&o.allowLocalSources, "allow-local-sources", false, "let Syncs use file:// URLs, which read olmsync's own filesystem")
+	f.BoolVar(&o.strictSubstitute, "strict-substitute", false, "fail a Sync's build when spec.postBuild leaves a ${var} with no value and no default (Flux's StrictPostBuildSubstitutions)")
 	f.IntVar(&o.concurrent, "concurrent", 4, "how many Syncs are reconciled at once")
 	o.limits.registerTimeout(f)
 	o.jitter.BindFlags(f) // --interval-jitter-percentage, 5 by default, as Flux's controllers
@@ -218,6 +220,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		Sync: gitsync.Options{
 			CacheDir:                gitCache,
 			AllowLocalSources:       o.allowLocalSources,
+			StrictSubstitute:        o.strictSubstitute,
 			MaxConcurrentReconciles: o.concurrent,
 			Check:                   check.Options{PolicyTimeout: o.limits.policyTimeout},
 		},

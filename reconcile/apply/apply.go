@@ -11,10 +11,12 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
@@ -135,7 +137,18 @@ type Applier struct {
 	// DeleteInstalledCSVs makes Prune delete, with each Subscription it deletes, the CSV
 	// that Subscription installed (a Sync's spec.pruneOptions.operators: Delete).
 	DeleteInstalledCSVs bool
+	// Force recreates an object whose change the API server refuses as immutable (a
+	// Sync's spec.force); an object annotated ForceAnnotation is recreated whatever Force
+	// says.
+	Force bool
 }
+
+// ForceAnnotation, set to ForceEnabled on an object, lets the Applier recreate it when an
+// immutable field changed (Flux's annotation, so the same manifests work in both).
+const (
+	ForceAnnotation = "kustomize.toolkit.fluxcd.io/force"
+	ForceEnabled    = "enabled"
+)
 
 // DefaultConcurrency is how many objects of a stage an Applier applies at once. Each
 // object costs a read and a dry run, and a write when it differs, so a stage of a hundred
@@ -296,6 +309,9 @@ func (a *Applier) applyOne(ctx context.Context, obj *unstructured.Unstructured, 
 	if exists {
 		trial := desired.DeepCopy()
 		if err := a.ssa(ctx, trial, true); err != nil {
+			if isImmutable(err) && (a.Force || obj.GetAnnotations()[ForceAnnotation] == ForceEnabled) {
+				return a.recreate(ctx, out, live, desired, err, dryRun)
+			}
 			return failedResult(out, err)
 		}
 		out.Drift = Drift(live, trial)
@@ -322,6 +338,40 @@ func (a *Applier) applyOne(ctx context.Context, obj *unstructured.Unstructured, 
 		out.Message = fmt.Sprintf("%s created", entry)
 	}
 	return out
+}
+
+// recreate deletes live and applies desired in its place: the change of an immutable field
+// cannot be made any other way (Flux's force). In a dry run it only says so.
+func (a *Applier) recreate(ctx context.Context, out ObjectResult, live, desired *unstructured.Unstructured, cause error, dryRun bool) ObjectResult {
+	out.Drift = []string{"an immutable field"}
+	out.Live = live
+	out.Action = Configured
+	out.Message = fmt.Sprintf("%s recreated: %v", out.Entry, cause)
+	if dryRun {
+		out.DryRun = desired
+		out.Message = fmt.Sprintf("%s would be recreated: %v", out.Entry, cause)
+		return out
+	}
+	if err := a.Client.Delete(ctx, live, client.Preconditions{UID: ptr.To(live.GetUID())},
+		client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		return failedResult(out, fmt.Errorf("recreate: delete: %w", err))
+	}
+	if err := a.ssa(ctx, desired, false); err != nil {
+		return failedResult(out, fmt.Errorf("recreate: %w", err))
+	}
+	out.Live = desired
+	return out
+}
+
+// isImmutable reports whether the API server refused a change because the field may not
+// change after creation.
+func isImmutable(err error) bool {
+	if !apierrors.IsInvalid(err) {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "field is immutable") || strings.Contains(msg, "cannot change roleRef") ||
+		strings.Contains(msg, "may not change once set")
 }
 
 func (a *Applier) ssa(ctx context.Context, obj *unstructured.Unstructured, dryRun bool) error {

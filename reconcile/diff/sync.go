@@ -26,6 +26,8 @@ type Options struct {
 	Check check.Options
 	// Config is the caller's; spec.serviceAccountName is impersonated from it.
 	Config *rest.Config
+	// StrictSubstitute is `olmsync run --strict-substitute`: an unset ${var} fails.
+	StrictSubstitute bool
 }
 
 // Sync says what a reconcile of obj would do now, writing nothing to the cluster: it
@@ -45,7 +47,16 @@ func Sync(ctx context.Context, c client.Client, obj *olmsyncv1alpha1.Sync, opts 
 	if err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
-	b, err := gitsync.BuildRevision(ctx, tree, obj, opts.Check)
+	// The Sync's own identity reads its variables and applies, as in a reconcile.
+	applyClient, err := gitsync.ClientFor(ctx, opts.Config, c, c, obj)
+	if err != nil {
+		return nil, err
+	}
+	pb, err := gitsync.PostBuildFor(ctx, applyClient, obj, opts.StrictSubstitute)
+	if err != nil {
+		return nil, err
+	}
+	b, err := gitsync.BuildRevision(ctx, tree, obj, opts.Check, pb)
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", tree.Revision, err)
 	}
@@ -69,12 +80,8 @@ func Sync(ctx context.Context, c client.Client, obj *olmsyncv1alpha1.Sync, opts 
 	case err != nil && !errors.As(err, &blocked):
 		return nil, err
 	}
-	applyClient, err := gitsync.ClientFor(ctx, opts.Config, c, c, obj)
-	if err != nil {
-		return nil, err
-	}
 	applier := &apply.Applier{Client: applyClient, Owner: client.ObjectKeyFromObject(obj),
-		DeleteInstalledCSVs: obj.PruneOperators() == olmsyncv1alpha1.PruneOperatorsDelete}
+		DeleteInstalledCSVs: obj.PruneOperators() == olmsyncv1alpha1.PruneOperatorsDelete, Force: obj.Spec.Force}
 	applied, err := applier.DryRun(ctx, b.Objects())
 	if err != nil {
 		return nil, err

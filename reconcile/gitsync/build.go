@@ -46,11 +46,13 @@ type Build struct {
 	gated map[string][]policy.Violation
 }
 
-// BuildRevision checks the revision tree holds (check.Run, with the Sync's rule folders)
-// and narrows the result to the Sync. It fails only when the context ends or the tree
+// BuildRevision checks the revision tree holds (check.Run, with the Sync's rule folders
+// and pb, what the Sync adds to every app: PostBuildFor) and narrows the result to the
+// Sync. It fails only when the context ends or the tree
 // cannot be read at all; whatever is wrong with the repository is a Problem.
-func BuildRevision(ctx context.Context, tree *sources.Tree, obj *olmsyncv1alpha1.Sync, opts check.Options) (*Build, error) {
+func BuildRevision(ctx context.Context, tree *sources.Tree, obj *olmsyncv1alpha1.Sync, opts check.Options, pb *render.PostBuild) (*Build, error) {
 	opts.RuleFolders = append(slices.Clone(opts.RuleFolders), ruleFolders(obj)...)
+	opts.Render.PostBuild = pb
 	res, err := check.Run(ctx, tree, opts)
 	if err != nil {
 		return nil, err

@@ -25,7 +25,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *olmsyncv1alpha1.Sync) (c
 	}
 	if obj.Spec.Prune && !obj.Spec.Suspend && obj.Status.Inventory != nil {
 		if done, err := r.pruneAll(ctx, obj); !done {
-			return ctrl.Result{RequeueAfter: r.retryInterval()}, err
+			return ctrl.Result{RequeueAfter: r.retryInterval(obj)}, err
 		}
 	}
 	controllerutil.RemoveFinalizer(obj, Finalizer)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -54,6 +55,11 @@ type Options struct {
 	// Check says what kustomize may do beyond reading the repository; everything that
 	// runs code or reaches the network is off in the zero value.
 	Check check.Options
+	// HTTPClient posts commit statuses (spec.notify); http.DefaultClient when nil.
+	HTTPClient *http.Client
+	// StrictSubstitute makes a ${var} of spec.postBuild with no value and no default fail
+	// the build instead of becoming empty (Flux's StrictPostBuildSubstitutions).
+	StrictSubstitute bool
 	// RetryInterval is how soon a Sync whose fetch, build, apply or prune failed is tried
 	// again (at most its own requeue interval); DefaultRetryInterval when zero.
 	RetryInterval time.Duration
@@ -174,8 +180,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 	}
 	p := &pass{patcher: patcher, last: r.memory.get(req.NamespacedName)}
-	err := r.run(ctx, obj, p, []step{r.fetch, r.build, r.apply, r.prune, r.checkHealth})
-	return r.result(ctx, obj, p, err)
+	err := r.run(ctx, obj, p, []step{r.dependencies, r.fetch, r.build, r.apply, r.prune, r.checkHealth})
+	res, err := r.result(ctx, obj, p, err)
+	r.notify(ctx, obj, p)
+	return res, err
 }
 
 // inShard reports whether obj is one of this manager's Syncs (all without a selector).
@@ -231,7 +239,7 @@ func (r *Reconciler) result(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *p
 	every := obj.GetRequeueAfter()
 	switch {
 	case p.failed || conditions.IsFalse(obj, olmsyncv1alpha1.ReadyCondition) && !p.health.settling():
-		return ctrl.Result{RequeueAfter: min(r.retryInterval(), every)}, nil
+		return ctrl.Result{RequeueAfter: min(r.retryInterval(obj), every)}, nil
 	case p.health.settling():
 		return ctrl.Result{RequeueAfter: min(r.healthPollInterval(), every)}, nil
 	}
@@ -289,7 +297,12 @@ func (r *Reconciler) clock() time.Time {
 	return time.Now()
 }
 
-func (r *Reconciler) retryInterval() time.Duration {
+// retryInterval is how long a failed reconcile waits: spec.retryInterval, else the
+// reconciler's.
+func (r *Reconciler) retryInterval(obj *olmsyncv1alpha1.Sync) time.Duration {
+	if obj != nil && obj.Spec.RetryInterval != nil && obj.Spec.RetryInterval.Duration > 0 {
+		return obj.Spec.RetryInterval.Duration
+	}
 	if r.Options.RetryInterval > 0 {
 		return r.Options.RetryInterval
 	}

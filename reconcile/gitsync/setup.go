@@ -1,10 +1,15 @@
 package gitsync
 
 import (
+	"context"
+	"fmt"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
@@ -22,6 +27,9 @@ func SetupWithManager(mgr ctrl.Manager, opts Options, rec *metrics.Recorder) (*R
 		Metrics:   rec,
 		Options:   opts,
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &olmsyncv1alpha1.Sync{}, dependsOnIndex, dependsOnKeys); err != nil {
+		return nil, fmt.Errorf("index syncs by dependsOn: %w", err)
+	}
 	workers := opts.MaxConcurrentReconciles
 	if workers <= 0 {
 		workers = 4
@@ -32,6 +40,9 @@ func SetupWithManager(mgr ctrl.Manager, opts Options, rec *metrics.Recorder) (*R
 		// request, a deletion, and then on the interval the reconciler asks for.
 		For(&olmsyncv1alpha1.Sync{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, reconcileRequested{}, deletionStarted{}))).
+		// A Sync whose Ready changes wakes the Syncs that depend on it.
+		Watches(&olmsyncv1alpha1.Sync{}, handler.EnqueueRequestsFromMapFunc(r.dependents),
+			builder.WithPredicates(readyChanged{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 	return r, err
@@ -57,4 +68,21 @@ type deletionStarted struct{ predicate.Funcs }
 func (deletionStarted) Update(e event.UpdateEvent) bool {
 	return e.ObjectOld != nil && e.ObjectNew != nil &&
 		e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
+}
+
+// readyChanged passes an update whose Ready condition changed status or observed
+// generation: what a dependent Sync waits for.
+type readyChanged struct{ predicate.Funcs }
+
+func (readyChanged) Create(event.CreateEvent) bool { return true }
+func (readyChanged) Delete(event.DeleteEvent) bool { return true }
+
+func (readyChanged) Update(e event.UpdateEvent) bool {
+	before, ok1 := e.ObjectOld.(*olmsyncv1alpha1.Sync)
+	after, ok2 := e.ObjectNew.(*olmsyncv1alpha1.Sync)
+	if !ok1 || !ok2 {
+		return false
+	}
+	return conditions.IsReady(before) != conditions.IsReady(after) ||
+		before.Status.ObservedGeneration != after.Status.ObservedGeneration
 }

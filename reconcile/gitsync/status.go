@@ -209,6 +209,7 @@ func describe(states []objectState) string {
 // failureConditions are the negative-polarity conditions in the order Ready reports them:
 // the first present one is why the Sync is not Ready.
 var failureConditions = []string{
+	olmsyncv1alpha1.DependencyNotReadyCondition,
 	olmsyncv1alpha1.FetchFailedCondition,
 	olmsyncv1alpha1.BuildFailedCondition,
 	olmsyncv1alpha1.ApplyFailedCondition,

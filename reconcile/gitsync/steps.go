@@ -2,7 +2,9 @@ package gitsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -16,6 +18,7 @@ import (
 	"github.com/olmsync/olmsync/reconcile/apply"
 	"github.com/olmsync/olmsync/reconcile/health"
 	"github.com/olmsync/olmsync/reconcile/inventory"
+	"github.com/olmsync/olmsync/render"
 )
 
 // build renders and checks the revision with the code `olmsync check` runs (step 2). The
@@ -27,7 +30,11 @@ func (r *Reconciler) build(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pa
 		p.build = p.last.build
 		return nil
 	}
-	b, err := BuildRevision(ctx, p.tree, obj, r.Options.Check)
+	pb, err := r.postBuild(ctx, obj)
+	if err != nil {
+		return err
+	}
+	b, err := BuildRevision(ctx, p.tree, obj, r.Options.Check, pb)
 	if err != nil {
 		return err
 	}
@@ -50,6 +57,28 @@ func (r *Reconciler) build(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pa
 	}
 	conditions.Delete(obj, olmsyncv1alpha1.BuildFailedCondition)
 	return nil
+}
+
+// postBuild reads what the Sync adds to its apps after the build; its ConfigMaps and
+// Secrets are read as the Sync's service account when it names one. A variable source
+// that cannot be read fails the build: nothing is applied or pruned.
+func (r *Reconciler) postBuild(ctx context.Context, obj *olmsyncv1alpha1.Sync) (*render.PostBuild, error) {
+	var reader client.Reader = r.APIReader
+	if obj.Spec.PostBuild != nil && len(obj.Spec.PostBuild.SubstituteFrom) > 0 && obj.Spec.ServiceAccountName != "" {
+		c, err := r.clientFor(ctx, obj)
+		if err != nil {
+			return nil, err
+		}
+		reader = c
+	}
+	pb, err := PostBuildFor(ctx, reader, obj, r.Options.StrictSubstitute)
+	var serr *SubstituteError
+	if errors.As(err, &serr) {
+		conditions.MarkTrue(obj, olmsyncv1alpha1.BuildFailedCondition, olmsyncv1alpha1.SubstituteFailedReason,
+			"%s; nothing was applied or pruned", serr)
+		return nil, waiting("build: %s", serr)
+	}
+	return pb, err
 }
 
 // unbuiltApps is status.apps after a build that failed: apps that did not render are
@@ -135,7 +164,7 @@ func applyMessage(failed []apply.ObjectResult) string {
 
 func (r *Reconciler) applier(obj *olmsyncv1alpha1.Sync, c client.Client) *apply.Applier {
 	return &apply.Applier{Client: c, Owner: key(obj), CRDTimeout: r.Options.CRDTimeout,
-		DeleteInstalledCSVs: obj.PruneOperators() == olmsyncv1alpha1.PruneOperatorsDelete}
+		DeleteInstalledCSVs: obj.PruneOperators() == olmsyncv1alpha1.PruneOperatorsDelete, Force: obj.Spec.Force}
 }
 
 // checkHealth reads the health of every applied object (step 5) and writes status.apps.
@@ -162,12 +191,26 @@ func (r *Reconciler) checkHealth(ctx context.Context, obj *olmsyncv1alpha1.Sync,
 	}
 	p.health = summarizeHealth(p.states)
 	obj.Status.Apps = appStatuses(p.build.Apps, p.states)
-	if len(p.health.failed) > 0 {
+	switch waiting := append(slices.Clone(p.health.waitingForCRD), p.health.progressing...); {
+	case len(p.health.failed) > 0:
 		conditions.MarkTrue(obj, olmsyncv1alpha1.HealthCheckFailedCondition, olmsyncv1alpha1.HealthCheckFailedReason, "%s", describe(p.health.failed))
-	} else {
+	case len(waiting) > 0 && r.timedOut(obj, p):
+		conditions.MarkTrue(obj, olmsyncv1alpha1.HealthCheckFailedCondition, olmsyncv1alpha1.HealthCheckFailedReason,
+			"health check failed after %s: timeout waiting for: %s", obj.Spec.Timeout.Duration, describe(waiting))
+	default:
 		conditions.Delete(obj, olmsyncv1alpha1.HealthCheckFailedCondition)
 	}
 	return nil
+}
+
+// timedOut reports whether spec.timeout has passed since the objects were last applied.
+// The objects keep being watched: once they are healthy the Sync is Ready again.
+func (r *Reconciler) timedOut(obj *olmsyncv1alpha1.Sync, p *pass) bool {
+	t := obj.Spec.Timeout
+	if t == nil || t.Duration <= 0 || p.appliedNow || p.last == nil {
+		return false
+	}
+	return r.clock().Sub(p.last.at) >= t.Duration
 }
 
 // readLive reads an object as it is now; nil when it is not in the cluster.

@@ -23,8 +23,12 @@ const (
 	ApplyFailedCondition = "ApplyFailed"
 	// PruneFailedCondition: an object that is no longer rendered could not be deleted.
 	PruneFailedCondition = "PruneFailed"
-	// HealthCheckFailedCondition: an applied object is Degraded or Missing.
+	// HealthCheckFailedCondition: an applied object is Degraded or Missing, or still on
+	// its way when spec.timeout has passed.
 	HealthCheckFailedCondition = "HealthCheckFailed"
+	// DependencyNotReadyCondition: a Sync of spec.dependsOn is not Ready (or the
+	// dependencies form a cycle); nothing is fetched, applied or pruned.
+	DependencyNotReadyCondition = "DependencyNotReady"
 )
 
 // The condition reasons of a Sync, PascalCase.
@@ -84,6 +88,12 @@ const (
 	HealthCheckFailedReason = meta.HealthCheckFailedReason
 	// WaitingForApprovalReason: an InstallPlan waits for a Manual approval.
 	WaitingForApprovalReason = "WaitingForApproval"
+	// DependencyNotReadyReason: a Sync of spec.dependsOn is not Ready, missing, or part
+	// of a cycle.
+	DependencyNotReadyReason = meta.DependencyNotReadyReason
+	// SubstituteFailedReason: a ConfigMap or Secret of spec.postBuild.substituteFrom
+	// could not be read.
+	SubstituteFailedReason = "SubstituteFailed"
 )
 
 // Annotations and labels olmsync reads and writes.

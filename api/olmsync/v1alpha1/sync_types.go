@@ -74,6 +74,181 @@ type SyncSpec struct {
 	// Webhook lets a Git server trigger a reconcile at /hooks/<namespace>/<name>.
 	// +optional
 	Webhook *WebhookSpec `json:"webhook,omitempty"`
+
+	// DependsOn lists Syncs that must be Ready (for their current generation) before
+	// this one fetches, builds or applies anything, as a Flux Kustomization's dependsOn.
+	// The namespace defaults to this Sync's. A cycle is refused (DependencyNotReady,
+	// naming the cycle).
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	DependsOn []DependencyReference `json:"dependsOn,omitempty"`
+
+	// RetryInterval is how long to wait after a failed reconcile before trying again;
+	// default: olmsync run's (30s), never more than Interval.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	RetryInterval *metav1.Duration `json:"retryInterval,omitempty"`
+
+	// Timeout bounds the wait for the applied objects to become healthy after a revision
+	// is applied: once it has passed, objects still on their way make the Sync
+	// Ready=False with reason HealthCheckFailed. Default: wait as long as they progress.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// TargetNamespace moves every namespaced object of the Sync's apps into this
+	// namespace (kustomize's namespace transformer), before the placement rules see them.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+	TargetNamespace string `json:"targetNamespace,omitempty"`
+
+	// Patches are kustomize patches (strategic merge or JSON 6902) applied to the objects
+	// of the Sync's apps, each to the objects its target selects.
+	// +optional
+	Patches []Patch `json:"patches,omitempty"`
+
+	// CommonMetadata sets labels and annotations on every object's metadata (not on
+	// selectors or pod templates).
+	// +optional
+	CommonMetadata *CommonMetadata `json:"commonMetadata,omitempty"`
+
+	// Force recreates an object whose change the API server refuses because a field is
+	// immutable (a Job's template, a Service's clusterIP, an immutable ConfigMap), as a
+	// Flux Kustomization's force. An object annotated kustomize.toolkit.fluxcd.io/force:
+	// enabled is recreated whatever this says.
+	// +optional
+	Force bool `json:"force,omitempty"`
+
+	// Notify posts what the Sync did with each revision as a commit status on the forge
+	// the repository lives on (GitHub or GitLab), so the author of a merged change sees it
+	// on the commit and its pull request.
+	// +optional
+	Notify *NotifySpec `json:"notify,omitempty"`
+
+	// PostBuild substitutes variables in the built objects, as a Flux Kustomization's
+	// postBuild: ${var}, ${var:=default}; an object annotated
+	// kustomize.toolkit.fluxcd.io/substitute: disabled is left alone.
+	// +optional
+	PostBuild *PostBuild `json:"postBuild,omitempty"`
+}
+
+// NotifySpec says where commit statuses go.
+type NotifySpec struct {
+	// Provider is the forge's API: github (github.com or a GitHub Enterprise Server) or
+	// gitlab.
+	// +kubebuilder:validation:Enum=github;gitlab
+	Provider string `json:"provider"`
+	// Address is the repository's URL on the forge; default spec.source.url.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	Address string `json:"address,omitempty"`
+	// APIURL is the API's base URL; default https://api.github.com for github.com,
+	// https://<host>/api/v3 for another GitHub host, https://<host>/api/v4 for GitLab.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	APIURL string `json:"apiURL,omitempty"`
+	// SecretRef names a Secret in the Sync's namespace whose key "token" is a token
+	// allowed to write commit statuses.
+	SecretRef LocalObjectReference `json:"secretRef"`
+	// TargetURL, when set, is the link of every status (a dashboard).
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	TargetURL string `json:"targetURL,omitempty"`
+}
+
+// CommitStatus is the last commit status posted (or tried) for a Sync.
+type CommitStatus struct {
+	// Revision is the revision the status is about.
+	Revision string `json:"revision"`
+	// State is pending, success or failure.
+	State string `json:"state"`
+	// Description is what the status says.
+	Description string `json:"description,omitempty"`
+	// Error is why the forge did not take it; empty when it did.
+	// +optional
+	Error string `json:"error,omitempty"`
+}
+
+// DependencyReference names another Sync.
+type DependencyReference struct {
+	// Name of the Sync.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Namespace of the Sync; default: this Sync's namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// Patch is a kustomize patch and the objects it applies to (Flux's kustomize.Patch).
+type Patch struct {
+	// Patch is a strategic merge patch or a JSON 6902 patch, written inline.
+	// +kubebuilder:validation:MinLength=1
+	Patch string `json:"patch"`
+	// Target selects the objects to patch; empty: the object the strategic merge patch
+	// names.
+	// +optional
+	Target *Selector `json:"target,omitempty"`
+}
+
+// Selector selects objects as a kustomize patch target does.
+type Selector struct {
+	// +optional
+	Group string `json:"group,omitempty"`
+	// +optional
+	Version string `json:"version,omitempty"`
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// Name is a regular expression matched against the object's name.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Namespace is a regular expression matched against the object's namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// AnnotationSelector is a label-selector expression over the object's annotations.
+	// +optional
+	AnnotationSelector string `json:"annotationSelector,omitempty"`
+	// LabelSelector is a label-selector expression over the object's labels.
+	// +optional
+	LabelSelector string `json:"labelSelector,omitempty"`
+}
+
+// CommonMetadata is metadata set on every object of the Sync.
+type CommonMetadata struct {
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// PostBuild is the variable substitution after the build.
+type PostBuild struct {
+	// Substitute maps variable names to values.
+	// +optional
+	Substitute map[string]string `json:"substitute,omitempty"`
+	// SubstituteFrom reads further variables from the data of ConfigMaps and Secrets in
+	// the Sync's namespace, in order; a later one overrides an earlier one, and
+	// Substitute overrides them all. Secret values are used, never stored or logged.
+	// +optional
+	SubstituteFrom []SubstituteReference `json:"substituteFrom,omitempty"`
+}
+
+// SubstituteReference names a ConfigMap or Secret holding variables.
+type SubstituteReference struct {
+	// Kind is ConfigMap or Secret.
+	// +kubebuilder:validation:Enum=ConfigMap;Secret
+	Kind string `json:"kind"`
+	// Name of the object, in the Sync's namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Optional: a missing object is no error (its variables are unset).
+	// +optional
+	Optional bool `json:"optional,omitempty"`
 }
 
 // GitSource is a Git repository and the revision of it to follow.
@@ -266,6 +441,10 @@ type SyncStatus struct {
 	// history (a force-push), which deletes what the newer commits had added.
 	// +optional
 	LastRevisionChange *RevisionChange `json:"lastRevisionChange,omitempty"`
+
+	// LastCommitStatus is the last commit status spec.notify posted, or tried to.
+	// +optional
+	LastCommitStatus *CommitStatus `json:"lastCommitStatus,omitempty"`
 
 	// Apps is the sync status and health of each app.
 	// +optional
