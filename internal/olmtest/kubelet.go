@@ -45,7 +45,11 @@ func KeepDeploymentsAvailable(ctx context.Context, c client.Client, namespaces .
 func MarkAvailable(d *appsv1.Deployment) {
 	d.Status = appsv1.DeploymentStatus{
 		ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
-		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"}},
+		// As the Deployment controller writes them: kstatus (the Sync's health) reads both.
+		Conditions: []appsv1.DeploymentCondition{
+			{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"},
+			{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"},
+		},
 	}
 }
 

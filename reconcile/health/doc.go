@@ -8,11 +8,10 @@
 // phase and reason, an InstallPlan its phase, a CatalogSource its registry connection.
 // Reasons are OLM's own strings (ConstraintsNotSatisfiable, InstallCheckFailed…).
 //
-// Every other kind follows kstatus's rules (sigs.k8s.io/cli-utils/pkg/kstatus, which is
-// not in olmsync's module graph, so this is a minimal equivalent): a deletion under way or
-// a status.observedGeneration behind metadata.generation is Progressing; Deployments,
-// StatefulSets, DaemonSets and ReplicaSets by their replica counts, Jobs, CronJobs, Pods,
-// PersistentVolumeClaims, Services and CRDs by their status; anything else by the
-// conventional Ready, Reconciling and Stalled conditions, and Healthy when it reports none
-// (kstatus's "Current"), since most kinds have no status to wait for.
+// Every other kind is judged by kstatus (sigs.k8s.io/cli-utils/pkg/kstatus, the library
+// Flux and Argo CD share): Current is Healthy, InProgress and Terminating Progressing,
+// Failed Degraded. On top come the few rules of Argo CD's that kstatus has no word for
+// (builtin.go): a paused Deployment and a suspended Job or CronJob are Suspended, a
+// container waiting on an image pull or a bad config and a claim whose volume is lost are
+// Degraded.
 package health

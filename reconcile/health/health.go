@@ -54,13 +54,7 @@ func Of(obj *unstructured.Unstructured, lookup Lookup) Result {
 	if check, ok := olmChecks[gk]; ok {
 		return check(obj, lookup)
 	}
-	if r, stale := observedGenerationBehind(obj); stale {
-		return r
-	}
-	if check, ok := builtinChecks[gk]; ok {
-		return check(obj)
-	}
-	return conditions(obj)
+	return kstatusHealth(obj)
 }
 
 // severity orders health codes from best to worst, for Worst.
@@ -81,31 +75,8 @@ func Worst(results ...Result) Result {
 	return worst
 }
 
-// into converts an object into a typed one, for the kinds whose status has structure.
-func into[T any](obj *unstructured.Unstructured) (*T, error) {
-	out := new(T)
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, out); err != nil {
-		return nil, fmt.Errorf("read %s %q: %w", obj.GetKind(), obj.GetName(), err)
-	}
-	return out, nil
-}
-
 func unknown(err error) Result {
 	return Result{Status: Unknown, Message: err.Error()}
-}
-
-// observedGenerationBehind is kstatus's first rule: a controller that has not yet seen
-// the latest spec says nothing about it.
-func observedGenerationBehind(obj *unstructured.Unstructured) (Result, bool) {
-	observed, found, err := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
-	if err != nil || !found {
-		return Result{}, false
-	}
-	if observed < obj.GetGeneration() {
-		return Result{Status: Progressing, Reason: "ObservedGenerationBehind",
-			Message: fmt.Sprintf("the controller has seen generation %d of %d", observed, obj.GetGeneration())}, true
-	}
-	return Result{}, false
 }
 
 // condition is a status condition in its common shape.
@@ -127,29 +98,11 @@ func conditionsOf(obj *unstructured.Unstructured) []condition {
 	return out
 }
 
-func findCondition(conds []condition, t string) (condition, bool) {
-	for _, c := range conds {
-		if c.Type == t {
-			return c, true
-		}
+// into converts an object into a typed one, for OLM's kinds whose status has structure.
+func into[T any](obj *unstructured.Unstructured) (*T, error) {
+	out := new(T)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, out); err != nil {
+		return nil, fmt.Errorf("read %s %q: %w", obj.GetKind(), obj.GetName(), err)
 	}
-	return condition{}, false
-}
-
-// conditions is kstatus's rule for kinds it does not know: Stalled, Reconciling and Ready.
-func conditions(obj *unstructured.Unstructured) Result {
-	conds := conditionsOf(obj)
-	if c, ok := findCondition(conds, "Stalled"); ok && c.Status == "True" {
-		return Result{Status: Degraded, Reason: c.Reason, Message: c.Message}
-	}
-	if c, ok := findCondition(conds, "Reconciling"); ok && c.Status == "True" {
-		return Result{Status: Progressing, Reason: c.Reason, Message: c.Message}
-	}
-	if c, ok := findCondition(conds, "Ready"); ok {
-		if c.Status == "True" {
-			return Result{Status: Healthy, Reason: c.Reason, Message: c.Message}
-		}
-		return Result{Status: Progressing, Reason: c.Reason, Message: c.Message}
-	}
-	return Result{Status: Healthy}
+	return out, nil
 }
