@@ -21,10 +21,18 @@ import (
 // refused for a reason that says less.
 func (r *Reconciler) clientFor(ctx context.Context, obj *olmsyncv1alpha1.Sync) (client.Client, error) {
 	c, err := ClientFor(ctx, r.Config, r.Client, r.APIReader, obj)
-	var missing *ServiceAccountNotFoundError
-	if errors.As(err, &missing) {
+	var (
+		missing *ServiceAccountNotFoundError
+		kc      *KubeConfigError
+	)
+	switch {
+	case errors.As(err, &missing):
 		conditions.MarkTrue(obj, olmsyncv1alpha1.ApplyFailedCondition, olmsyncv1alpha1.ServiceAccountNotFoundReason, "%s", missing)
 		return nil, waiting("ServiceAccount %s not found", missing.ServiceAccount)
+	case errors.As(err, &kc):
+		// The Secret can change without the Sync changing: try again at the retry interval.
+		conditions.MarkTrue(obj, olmsyncv1alpha1.ApplyFailedCondition, olmsyncv1alpha1.KubeConfigInvalidReason, "%s; nothing was applied or pruned", kc)
+		return nil, waiting("%s", kc)
 	}
 	return c, err
 }
@@ -39,11 +47,17 @@ func (e *ServiceAccountNotFoundError) Error() string {
 }
 
 // ClientFor is the client a Sync applies, prunes and reads its objects with, for the
-// reconciler and for `olmsync diff sync`: c itself, or, when the Sync names
+// reconciler and for `olmsync diff sync`: a client of the cluster of spec.kubeConfig when
+// it names one (remote.go), else c itself, or, when the Sync names
 // spec.serviceAccountName, a client of cfg impersonating that account (with c's scheme
 // and mapper), so that the Sync can do no more than the account may. The account is looked
 // for through reader first; a missing one is a *ServiceAccountNotFoundError.
 func ClientFor(ctx context.Context, cfg *rest.Config, c client.Client, reader client.Reader, obj *olmsyncv1alpha1.Sync) (client.Client, error) {
+	if obj.Spec.KubeConfig != nil {
+		// Another cluster: its kubeconfig connects, and the service account, if any, is
+		// impersonated there (where it lives), not looked for here.
+		return remoteClient(ctx, c, reader, obj)
+	}
 	name := obj.Spec.ServiceAccountName
 	if name == "" {
 		return c, nil

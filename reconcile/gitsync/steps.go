@@ -173,7 +173,7 @@ func (r *Reconciler) applier(obj *olmsyncv1alpha1.Sync, c client.Client) *apply.
 // Subscription's CSV and InstallPlan).
 func (r *Reconciler) checkHealth(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pass) error {
 	gone := false
-	lookup := r.lookup(ctx)
+	lookup := r.lookup(ctx, obj, p)
 	p.states = objectStates(p.build, p.applied, func(o apply.ObjectResult) health.Result {
 		live := o.Live
 		if !p.appliedNow {
@@ -228,11 +228,15 @@ func readLive(ctx context.Context, c client.Client, e inventory.Entry) (*unstruc
 
 // lookup reads the objects OLM's kinds refer to (a Subscription's CSV and InstallPlan) with
 // olmsync's own identity: they are OLM's, not the Sync's.
-func (r *Reconciler) lookup(ctx context.Context) health.Lookup {
+func (r *Reconciler) lookup(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pass) health.Lookup {
+	c := client.Reader(r.Client)
+	if obj.Spec.KubeConfig != nil && p.client != nil {
+		c = p.client // another cluster's OLM: read there, with its kubeconfig
+	}
 	return func(gvk schema.GroupVersionKind, namespace, name string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(gvk)
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {
 			return nil
 		}
 		return u

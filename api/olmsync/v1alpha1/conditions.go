@@ -91,6 +91,9 @@ const (
 	// DependencyNotReadyReason: a Sync of spec.dependsOn is not Ready, missing, or part
 	// of a cycle.
 	DependencyNotReadyReason = meta.DependencyNotReadyReason
+	// KubeConfigInvalidReason: the Secret of spec.kubeConfig is missing, holds no
+	// kubeconfig, or one olmsync refuses (a program to run, a file to read).
+	KubeConfigInvalidReason = "KubeConfigInvalid"
 	// SubstituteFailedReason: a ConfigMap or Secret of spec.postBuild.substituteFrom
 	// could not be read.
 	SubstituteFailedReason = "SubstituteFailed"

@@ -122,6 +122,15 @@ type SyncSpec struct {
 	// +optional
 	Force bool `json:"force,omitempty"`
 
+	// KubeConfig makes the Sync apply to another cluster: the Secret's kubeconfig (key
+	// "value", else "value.yaml") connects to it, as a Flux Kustomization's kubeConfig.
+	// serviceAccountName, when set, is impersonated on that cluster. The inventory and
+	// status stay on this Sync; olmsync's embedded OLM stays on its own cluster. A
+	// kubeconfig that runs a program (exec, auth-provider) or reads a file of olmsync's
+	// filesystem is refused.
+	// +optional
+	KubeConfig *KubeConfigReference `json:"kubeConfig,omitempty"`
+
 	// Notify posts what the Sync did with each revision as a commit status on the forge
 	// the repository lives on (GitHub or GitLab), so the author of a merged change sees it
 	// on the commit and its pull request.
@@ -133,6 +142,21 @@ type SyncSpec struct {
 	// kustomize.toolkit.fluxcd.io/substitute: disabled is left alone.
 	// +optional
 	PostBuild *PostBuild `json:"postBuild,omitempty"`
+}
+
+// KubeConfigReference names the Secret holding a kubeconfig.
+type KubeConfigReference struct {
+	SecretRef SecretKeyReference `json:"secretRef"`
+}
+
+// SecretKeyReference is a key of a Secret in the Sync's namespace.
+type SecretKeyReference struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Key is the data key; default "value", else "value.yaml" (Flux's keys).
+	// +optional
+	Key string `json:"key,omitempty"`
 }
 
 // NotifySpec says where commit statuses go.
