@@ -37,6 +37,20 @@ type builder struct {
 	opts *Options
 }
 
+// buildCached is buildApp through the Cache: an app whose inputs were built before is
+// taken from it (kustomize's messages about it were reported with that build).
+func (b *builder) buildCached(p *plan) ([]*Object, []Diagnostic, error) {
+	key := b.cacheKey(p)
+	if objs, ok := b.opts.Cache.get(key); ok {
+		return objs, nil, nil
+	}
+	objs, lines, err := b.buildApp(p)
+	if err == nil && len(lines) == 0 {
+		b.opts.Cache.put(key, objs)
+	}
+	return objs, lines, err
+}
+
 // buildApp renders one planned app. lines are kustomize's messages, attributed to the app.
 func (b *builder) buildApp(p *plan) (objs []*Object, lines []Diagnostic, err error) {
 	if p.kust == nil {

@@ -41,6 +41,9 @@ type plan struct {
 	openAPI bool
 	// keepOrigin: the app asked for origin annotations itself; they stay in the output.
 	keepOrigin bool
+	// folders are the kustomization folders of the app's include graph (the app's own
+	// and every one it includes, transitively): with everything below them, its inputs.
+	folders map[string]bool
 }
 
 // locatedError is an error at a place in a repository file.
@@ -71,6 +74,7 @@ func planApp(r *repo, opts *Options, app *App) (*plan, *BuildError) {
 	if err := pl.run(); err != nil {
 		return nil, pl.buildError(err)
 	}
+	pl.p.folders = pl.visited
 	return pl.p, nil
 }
 

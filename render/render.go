@@ -33,6 +33,10 @@ type Options struct {
 	// Discovery says what the repository's files cannot: its URLs (for Argo CD
 	// Applications) and where the checked folder sits in it.
 	Discovery DiscoverOptions
+	// Cache, when set, keeps built apps by the digest of their inputs: an app whose inputs
+	// another render with the same Cache built is not built again (check --base renders
+	// the base and the head with one Cache).
+	Cache *Cache
 	// PostBuild is what a Sync adds to every app after its build (target namespace,
 	// patches, common metadata, variable substitution); nil for a plain check.
 	PostBuild *PostBuild
@@ -180,7 +184,7 @@ func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, e
 		if plans[i] == nil {
 			return
 		}
-		objs, lines, err := b.buildApp(plans[i])
+		objs, lines, err := b.buildCached(plans[i])
 		if err == nil {
 			if perr := opts.PostBuild.apply(objs); perr != nil {
 				objs, err = nil, &BuildError{App: plans[i].app.ID(), File: plans[i].file(), Err: perr}

@@ -13,6 +13,7 @@ import (
 	"github.com/olmsync/olmsync/check"
 	"github.com/olmsync/olmsync/check/preview"
 	"github.com/olmsync/olmsync/policy"
+	"github.com/olmsync/olmsync/render"
 	"github.com/olmsync/olmsync/report"
 )
 
@@ -149,6 +150,8 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) (err error) {
 	// what the cluster runs, so that it can say what the change does.
 	var base *check.Result
 	if f.base != "" {
+		// Most apps are the same at the base and the head: each is built once.
+		opts.Render.Cache = render.NewCache()
 		baseOpts := opts
 		baseOpts.Stages = []check.Stage{preview.New(previewOpts)}
 		if base, err = checkRevision(cmd, src.At(f.base), baseOpts); err != nil {

@@ -1,0 +1,89 @@
+package render
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/olmsync/olmsync/render/rendertest"
+)
+
+// TestCacheBuildsSameInputsOnce: rendering a repository, then a copy with one app changed,
+// through one Cache builds only that app again, and every result equals a render without
+// the cache; a byte changed in a shared base rebuilds every app that includes it (a stale
+// entry is never used).
+func TestCacheBuildsSameInputsOnce(t *testing.T) {
+	shape := rendertest.Shape{Clusters: 2, AppsPerCluster: 3}
+	files := shape.Files()
+	render := func(fs map[string]string, c *Cache) *Result {
+		fsys, root := memRepo(t, fs)
+		return renderRepo(t, fsys, root, Options{Cache: c})
+	}
+	c := NewCache()
+	first := render(files, c)
+	apps := len(first.Apps)
+	if c.Hits.Load() != 0 || c.Misses.Load() != int64(apps) {
+		t.Fatalf("first render: %d hits, %d misses; want 0, %d", c.Hits.Load(), c.Misses.Load(), apps)
+	}
+
+	// Change one app's own file.
+	changed := map[string]string{}
+	for k, v := range files {
+		changed[k] = v
+	}
+	var edited string
+	for _, a := range first.Apps {
+		if !a.ClusterScope {
+			edited = a.Path
+			break
+		}
+	}
+	overlay := ""
+	for k := range files {
+		if len(k) > len(edited) && k[:len(edited)+1] == edited+"/" && k != edited+"/kustomization.yaml" {
+			overlay = k
+			break
+		}
+	}
+	if overlay == "" {
+		t.Fatalf("no file of its own in app %s", edited)
+	}
+	changed[overlay] = files[overlay] + "\n# a comment changes the bytes, not the objects\n"
+	c.Hits.Store(0)
+	c.Misses.Store(0)
+	second := render(changed, c)
+	if c.Misses.Load() != 1 || c.Hits.Load() != int64(apps-1) {
+		t.Errorf("one app changed: %d hits, %d misses; want %d, 1", c.Hits.Load(), c.Misses.Load(), apps-1)
+	}
+	if diff := cmp.Diff(objectsOf(render(changed, nil)), objectsOf(second)); diff != "" {
+		t.Errorf("cached render differs from a fresh one (-fresh +cached):\n%s", diff)
+	}
+
+	// A byte of a shared base: every app that includes it is built again.
+	const base = "cluster-scope/base/olm.yaml" // every cluster-scope app includes it
+	if _, ok := files[base]; !ok {
+		t.Fatalf("the generated repository has no %s", base)
+	}
+	changed[base] = files[base] + "\n"
+	c.Hits.Store(0)
+	c.Misses.Store(0)
+	render(changed, c)
+	if c.Misses.Load() != int64(shape.Clusters) || c.Hits.Load() != int64(apps-shape.Clusters) {
+		t.Errorf("the cluster-scope base changed: %d hits, %d misses; want %d, %d (each cluster-scope app built again)",
+			c.Hits.Load(), c.Misses.Load(), apps-shape.Clusters, shape.Clusters)
+	}
+}
+
+// objectsOf lists each app's objects with their provenance, for comparing renders.
+func objectsOf(r *Result) map[string][]string {
+	out := map[string][]string{}
+	for _, a := range r.Apps {
+		for _, o := range a.Objects {
+			b, _ := o.Manifest.MarshalJSON()
+			out[a.Name] = append(out[a.Name], o.Source.File+":"+strconv.Itoa(o.Source.Line)+" "+o.EffectiveNamespace+" "+string(b))
+		}
+	}
+	return out
+}
+
