@@ -86,4 +86,3 @@ func objectsOf(r *Result) map[string][]string {
 	}
 	return out
 }
-
