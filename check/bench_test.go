@@ -160,7 +160,7 @@ func BenchmarkCheck(b *testing.B) {
 		var pr, plain time.Duration
 		for b.Loop() {
 			start := time.Now()
-			opts := Options{Render: render.Options{Cache: render.NewCache()}}
+			opts := Options{Render: render.Options{Cache: render.NewCache()}, PolicyCache: policy.NewFindingsCache()}
 			if _, err := Run(context.Background(), tree, opts); err != nil {
 				b.Fatal(err)
 			}

@@ -34,6 +34,10 @@ type Options struct {
 	RepoURLs []string
 	// Now is the time waiver expiry is judged at; time.Now when nil.
 	Now func() time.Time
+	// PolicyCache, when set, keeps each cluster's findings by the digest of the rules and
+	// its input: with Render.Cache, what lets a pull request's base and head share the
+	// work on everything the change leaves alone.
+	PolicyCache *policy.FindingsCache
 	// PolicyTimeout bounds each evaluation of the rules over one cluster (the built-in
 	// rules together, each package of users' rules on its own); zero means
 	// policy.DefaultTimeout. A user's rule that runs past it is a problem naming the rule

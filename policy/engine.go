@@ -21,6 +21,9 @@ type Options struct {
 	Waivers []Waiver
 	// Now is the time waiver expiry is judged at; time.Now when nil.
 	Now func() time.Time
+	// Cache, when set, keeps each cluster's findings by the digest of the rules and its
+	// input (check --base evaluates the base and the head with one cache).
+	Cache *FindingsCache
 	// Timeout bounds each evaluation over one cluster: of the built-in rules together,
 	// and of each package of users' rules on its own, so that a rule that runs past it is
 	// named. Zero means DefaultTimeout; a negative value, no deadline.
@@ -40,6 +43,9 @@ type Engine struct {
 	waivers []Waiver
 	now     func() time.Time
 	timeout time.Duration
+	// cache and fingerprint (the digest of the compiled rules) reuse findings.
+	cache       *FindingsCache
+	fingerprint string
 }
 
 // ruleQuery is one prepared query: the built-in rules together (so that the helpers'
@@ -85,7 +91,10 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if _, err := validateWaivers(opts.Waivers, time.Time{}); err != nil {
 		return nil, err
 	}
-	e := &Engine{waivers: slices.Clone(opts.Waivers), now: opts.Now, timeout: opts.Timeout}
+	e := &Engine{waivers: slices.Clone(opts.Waivers), now: opts.Now, timeout: opts.Timeout, cache: opts.Cache}
+	if e.cache != nil {
+		e.fingerprint = fingerprintOf(all)
+	}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -267,7 +276,21 @@ func clusterName(name string) string {
 
 // evaluateCluster runs every rule over one completed input.
 func (e *Engine) evaluateCluster(ctx context.Context, in *Input) ([]Violation, error) {
-	value, err := ast.InterfaceToValue(in.value())
+	raw := in.value()
+	key := e.findingsKey(raw)
+	if found, ok := e.cache.get(key); ok {
+		return found, nil
+	}
+	found, err := e.evaluateValue(ctx, in, raw)
+	if err == nil {
+		e.cache.put(key, found)
+	}
+	return found, err
+}
+
+// evaluateValue runs every rule over one completed input, given as its value.
+func (e *Engine) evaluateValue(ctx context.Context, in *Input, raw map[string]any) ([]Violation, error) {
+	value, err := ast.InterfaceToValue(raw)
 	if err != nil {
 		return nil, fmt.Errorf("build policy input: %w", err)
 	}

@@ -151,7 +151,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) (err error) {
 	var base *check.Result
 	if f.base != "" {
 		// Most apps are the same at the base and the head: each is built once.
-		opts.Render.Cache = render.NewCache()
+		opts.Render.Cache, opts.PolicyCache = render.NewCache(), policy.NewFindingsCache()
 		baseOpts := opts
 		baseOpts.Stages = []check.Stage{preview.New(previewOpts)}
 		if base, err = checkRevision(cmd, src.At(f.base), baseOpts); err != nil {
