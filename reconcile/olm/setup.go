@@ -20,6 +20,7 @@ import (
 	"github.com/olmsync/olmsync/reconcile/olm/catalogsource"
 	"github.com/olmsync/olmsync/reconcile/olm/csv"
 	"github.com/olmsync/olmsync/reconcile/olm/installplan"
+	"github.com/olmsync/olmsync/reconcile/olm/operatorcondition"
 	"github.com/olmsync/olmsync/reconcile/olm/operatorgroup"
 	"github.com/olmsync/olmsync/reconcile/olm/subscription"
 )
@@ -67,8 +68,8 @@ type Options struct {
 	Catalogs *catalogsource.Registry
 }
 
-// SetupWithManager registers the ClusterServiceVersion and OperatorGroup controllers (the
-// "OLM operator" half of OLM) and the CatalogSource, Subscription and InstallPlan controllers
+// SetupWithManager registers the ClusterServiceVersion, OperatorGroup and OperatorCondition
+// controllers (the "OLM operator" half of OLM) and the CatalogSource, Subscription and InstallPlan controllers
 // (of the "catalog operator" half) with the manager. The manager should run with leader election
 // on (LeaderElectionID); CacheByObject narrows what it caches.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
@@ -85,6 +86,9 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := operatorgroup.SetupWithManager(mgr, operatorgroup.Options{ResyncInterval: opts.ResyncInterval}); err != nil {
 		return fmt.Errorf("set up operatorgroup controller: %w", err)
+	}
+	if err := operatorcondition.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up operatorcondition controller: %w", err)
 	}
 	registry := opts.Catalogs
 	if registry == nil {
