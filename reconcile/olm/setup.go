@@ -60,6 +60,10 @@ type Options struct {
 	// InstallPlanRetryTimeout is how long a plan whose execution fails is retried before it
 	// fails (OLM's --install-plan-retry-timeout): one minute when zero.
 	InstallPlanRetryTimeout time.Duration
+	// FailedPlanRetryInterval is how long a Subscription keeps an InstallPlan that failed
+	// having written nothing (a refused CRD update) before a new resolution makes a new plan
+	// (one minute when zero).
+	FailedPlanRetryInterval time.Duration
 	// RetryInterval is how soon a catalog that could not be read, or an InstallPlan waiting
 	// for a catalog or an API, is tried again (each controller's default when zero).
 	RetryInterval time.Duration
@@ -112,8 +116,9 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("set up installplan controller: %w", err)
 	}
 	err = subscription.SetupWithManager(mgr, registry, subscription.Options{
-		GlobalCatalogNamespace: opts.GlobalCatalogNamespace,
-		ResyncInterval:         opts.ResyncInterval,
+		GlobalCatalogNamespace:  opts.GlobalCatalogNamespace,
+		ResyncInterval:          opts.ResyncInterval,
+		FailedPlanRetryInterval: opts.FailedPlanRetryInterval,
 	})
 	if err != nil {
 		return fmt.Errorf("set up subscription controller: %w", err)
