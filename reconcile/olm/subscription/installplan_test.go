@@ -136,7 +136,7 @@ func TestReleaseFailedPlan(t *testing.T) {
 	failedAt := metav1.NewTime(now.Add(-30 * time.Second))
 	refused := plan(v1alpha1.InstallPlanPhaseFailed, v1alpha1.InstallPlanCondition{
 		Type: v1alpha1.InstallPlanInstalled, Status: corev1.ConditionFalse, Reason: v1alpha1.InstallPlanReasonComponentFailed,
-		Message: `risk of data loss updating "widgets.example.com": new CRD removes version v1alpha1 that is listed as a stored version on the existing CRD`,
+		Message:            `risk of data loss updating "widgets.example.com": new CRD removes version v1alpha1 that is listed as a stored version on the existing CRD`,
 		LastTransitionTime: &failedAt,
 	})
 	refused.Status.Plan = []v1alpha1.Step{{Resource: v1alpha1.StepResource{Kind: "ClusterServiceVersion"}, Status: v1alpha1.StepStatusUnknown}}

@@ -325,7 +325,9 @@ func (r *Reconciler) resolve(ctx context.Context, p *pass) error {
 	for i := range p.subs {
 		in.Subscriptions = append(in.Subscriptions, *ForResolver(&p.subs[i]))
 	}
+	began := time.Now()
 	p.result = resolver.Resolve(in)
+	took := time.Since(began)
 	p.needsPlan = map[string]bool{}
 	for i := range p.subs {
 		s := &p.subs[i]
@@ -343,6 +345,12 @@ func (r *Reconciler) resolve(ctx context.Context, p *pass) error {
 			r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, string(v1alpha1.SubscriptionResolutionFailed), "Resolve", "%s", c.Message)
 		}
 	}
+	// OLM times each resolution attempt: failed when it ended in an error, here when it
+	// left a Subscription ResolutionFailed.
+	failed := slices.ContainsFunc(p.subs, func(s v1alpha1.Subscription) bool {
+		return IsTrue(&s.Status, v1alpha1.SubscriptionResolutionFailed)
+	})
+	metrics.ObserveResolution(took, failed)
 	return nil
 }
 
