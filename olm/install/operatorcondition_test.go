@@ -9,8 +9,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	operatorsv2 "github.com/olmsync/olmsync/api/operators/v2"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	operatorsv2 "github.com/olmsync/olmsync/api/operators/v2"
 )
 
 // TestOperatorCondition holds what OLM's generator writes for a CSV
