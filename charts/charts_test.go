@@ -69,7 +69,7 @@ func args(t *testing.T, r *Rendered) []string {
 func TestRenderDefaults(t *testing.T) {
 	r := render(t, nil)
 	want := map[string]int{
-		"CustomResourceDefinition": 6, "ServiceAccount": 1, "ClusterRole": 3, "ClusterRoleBinding": 3,
+		"CustomResourceDefinition": 7, "ServiceAccount": 1, "ClusterRole": 3, "ClusterRoleBinding": 3,
 		"Role": 1, "RoleBinding": 1, "Service": 2, "Deployment": 1, "NetworkPolicy": 1,
 	}
 	if got := kinds(r); !mapsEqual(got, want) {

@@ -78,7 +78,8 @@ func moduleMinor(t *testing.T, path string) uint64 {
 }
 
 // TestCRDsServed checks what kubectl and consoles rely on: names, short names, scope,
-// categories, the status subresource, and which OperatorGroup version is stored.
+// categories, the status subresource, and which version of OperatorGroup and OperatorCondition
+// is stored.
 func TestCRDsServed(t *testing.T) {
 	env := testenv.Get(t)
 	all, err := crds.All()
@@ -91,6 +92,7 @@ func TestCRDsServed(t *testing.T) {
 		"Subscription":          {"sub", "subs"},
 		"InstallPlan":           {"ip"},
 		"OperatorGroup":         {"og"},
+		"OperatorCondition":     {"condition"},
 		"Sync":                  {"sy"},
 	}
 	wantCategory := map[string]string{"Sync": "olmsync"}
@@ -127,9 +129,9 @@ func TestCRDsServed(t *testing.T) {
 				storage = append(storage, v.Name)
 			}
 		}
-		wantStorage := "v1alpha1"
-		if kind == "OperatorGroup" {
-			wantStorage = "v1"
+		wantStorage := map[string]string{"OperatorGroup": "v1", "OperatorCondition": "v2"}[kind]
+		if wantStorage == "" {
+			wantStorage = "v1alpha1"
 		}
 		if !reflect.DeepEqual(storage, []string{wantStorage}) {
 			t.Errorf("%s storage versions = %v, want [%s]", got.Name, storage, wantStorage)

@@ -7,6 +7,7 @@ import (
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	operatorsv1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	operatorsv1alpha2 "github.com/olmsync/olmsync/api/operators/v1alpha2"
+	operatorsv2 "github.com/olmsync/olmsync/api/operators/v2"
 )
 
 // GroupName is OLM's API group.
@@ -18,6 +19,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		operatorsv1alpha1.AddToScheme,
 		operatorsv1alpha2.AddToScheme,
 		operatorsv1.AddToScheme,
+		operatorsv2.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return err

@@ -2,16 +2,19 @@
 // reach, as OLM's own build does: it runs as part of `make generate`, right after
 // controller-gen, and fails if a path it patches no longer exists.
 //
-// The one patch: the pod template metadata of a CSV's deployments
+// The patches: the pod template metadata of a CSV's deployments
 // (spec.install.spec.deployments[].spec.template.metadata) keeps unknown fields. controller-gen
 // renders an embedded ObjectMeta as an empty object, which the API server would prune, losing
 // the pod labels that the Deployment's selector needs; real CSVs also carry
-// `creationTimestamp: null` there.
+// `creationTimestamp: null` there. And, as in OLM's CRD, an OperatorCondition's
+// spec.overrides[] does not require lastTransitionTime: an administrator writes an override
+// by hand, and OLM never reads its time.
 package main
 
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -27,9 +30,29 @@ func main() {
 		fmt.Fprintln(os.Stderr, "crdpatch:", err)
 		os.Exit(1)
 	}
+	if err := patchOperatorCondition(os.Args[1] + "/operators.coreos.com_operatorconditions.yaml"); err != nil {
+		fmt.Fprintln(os.Stderr, "crdpatch:", err)
+		os.Exit(1)
+	}
 }
 
 func patchCSV(file string) error {
+	path := []string{"spec", "install", "spec", "deployments", "[]", "spec", "template", "metadata"}
+	return patch(file, path, func(s *apiextensionsv1.JSONSchemaProps) {
+		preserve := true
+		s.XPreserveUnknownFields = &preserve
+	})
+}
+
+func patchOperatorCondition(file string) error {
+	path := []string{"spec", "overrides", "[]"}
+	return patch(file, path, func(s *apiextensionsv1.JSONSchemaProps) {
+		s.Required = slices.DeleteFunc(s.Required, func(f string) bool { return f == "lastTransitionTime" })
+	})
+}
+
+// patch applies fix to the schema at path in every version of the CRD in file.
+func patch(file string, path []string, fix func(*apiextensionsv1.JSONSchemaProps)) error {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -38,9 +61,8 @@ func patchCSV(file string) error {
 	if err := yaml.UnmarshalStrict(data, crd); err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	path := []string{"spec", "install", "spec", "deployments", "[]", "spec", "template", "metadata"}
 	for _, v := range crd.Spec.Versions {
-		if err := preserveUnknownFields(v.Schema.OpenAPIV3Schema, path); err != nil {
+		if err := at(v.Schema.OpenAPIV3Schema, path, fix); err != nil {
 			return fmt.Errorf("%s: %s: %w", file, strings.Join(path, "."), err)
 		}
 	}
@@ -51,25 +73,23 @@ func patchCSV(file string) error {
 	return os.WriteFile(file, append([]byte("---\n"), out...), 0o644)
 }
 
-// preserveUnknownFields sets x-kubernetes-preserve-unknown-fields on the schema at path,
-// where "[]" steps into list items.
-func preserveUnknownFields(s *apiextensionsv1.JSONSchemaProps, path []string) error {
+// at applies fix to the schema at path, where "[]" steps into list items.
+func at(s *apiextensionsv1.JSONSchemaProps, path []string, fix func(*apiextensionsv1.JSONSchemaProps)) error {
 	if len(path) == 0 {
-		preserve := true
-		s.XPreserveUnknownFields = &preserve
+		fix(s)
 		return nil
 	}
 	if path[0] == "[]" {
 		if s.Items == nil || s.Items.Schema == nil {
 			return fmt.Errorf("not a list")
 		}
-		return preserveUnknownFields(s.Items.Schema, path[1:])
+		return at(s.Items.Schema, path[1:], fix)
 	}
 	child, ok := s.Properties[path[0]]
 	if !ok {
 		return fmt.Errorf("no property %q", path[0])
 	}
-	if err := preserveUnknownFields(&child, path[1:]); err != nil {
+	if err := at(&child, path[1:], fix); err != nil {
 		return err
 	}
 	s.Properties[path[0]] = child

@@ -18,8 +18,9 @@ import (
 )
 
 // API is a namespaced custom resource kind served at one version; its plural is the
-// lower-case kind plus "s".
-type API struct{ Group, Version, Kind string }
+// lower-case kind plus "s". Schema, when set, is the version's openAPIV3Schema (YAML, or
+// JSON); without it the CRD keeps any field.
+type API struct{ Group, Version, Kind, Schema string }
 
 // CRDName is the CRD's name: <plural>.<group>.
 func (a API) CRDName() string { return strings.ToLower(a.Kind) + "s." + a.Group }
@@ -96,6 +97,10 @@ func (b Bundle) CSV() string {
 
 // CRD is the manifest of a CRD serving api.
 func CRD(api API) string {
+	schema := api.Schema
+	if schema == "" {
+		schema = "{type: object, x-kubernetes-preserve-unknown-fields: true}"
+	}
 	return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
@@ -109,10 +114,8 @@ spec:
     served: true
     storage: true
     schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-`, api.CRDName(), api.Group, api.Kind, strings.ToLower(api.Kind), api.Version)
+      openAPIV3Schema: %[6]s
+`, api.CRDName(), api.Group, api.Kind, strings.ToLower(api.Kind), api.Version, schema)
 }
 
 // ConfigMapData is OLM's ConfigMap catalog of the bundles: each package has one channel,
@@ -122,7 +125,9 @@ func ConfigMapData(tb testing.TB, bundles []Bundle) map[string]string {
 	var csvs, crds, pkgs []string
 	heads := map[string]string{}
 	var order []string
-	seenCRD := map[string]bool{}
+	// A ConfigMap catalog holds one CRD of a name: the last bundle's that owns it, as a
+	// catalog carries its newest CRD.
+	crdAt := map[string]int{}
 	for _, b := range bundles {
 		csvs = append(csvs, b.CSV())
 		if _, ok := heads[b.Package]; !ok {
@@ -130,10 +135,12 @@ func ConfigMapData(tb testing.TB, bundles []Bundle) map[string]string {
 		}
 		heads[b.Package] = b.Name()
 		for _, a := range b.Owns {
-			if !seenCRD[a.CRDName()] {
-				seenCRD[a.CRDName()] = true
-				crds = append(crds, CRD(a))
+			if i, ok := crdAt[a.CRDName()]; ok {
+				crds[i] = CRD(a)
+				continue
 			}
+			crdAt[a.CRDName()] = len(crds)
+			crds = append(crds, CRD(a))
 		}
 	}
 	for _, p := range order {

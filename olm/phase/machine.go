@@ -53,6 +53,9 @@ type Facts struct {
 	// Replaces is the non-copied CSV of the namespace that this CSV's spec.replaces names, nil
 	// when there is none. ReplacedBy is one whose spec.replaces names this CSV.
 	Replaces, ReplacedBy *v1alpha1.ClusterServiceVersion
+	// ReplacesNotUpgradeable is why the operator of Replaces may not be replaced now
+	// (Upgradeable over its OperatorCondition), nil when it may.
+	ReplacesNotUpgradeable error
 	// NewestReplacement is the last CSV of the replacement chain starting at ReplacedBy; only
 	// read for a group with the TechPreviewUnsafeFailForward upgrade strategy.
 	NewestReplacement *v1alpha1.ClusterServiceVersion
@@ -151,6 +154,13 @@ func groupFailure(csv *v1alpha1.ClusterServiceVersion, t groups.Transition, dele
 }
 
 func pending(csv *v1alpha1.ClusterServiceVersion, f Facts) Decision {
+	// OLM looks at the replaced operator's Upgradeable condition before anything else: an
+	// operator mid-migration says False, and its replacement waits in Pending.
+	if f.Replaces != nil && f.ReplacesNotUpgradeable != nil {
+		t := transition(v1alpha1.CSVPhasePending, v1alpha1.CSVReasonOperatorConditionNotUpgradeable,
+			fmt.Sprintf(messageReplacedNotUpgradeableFmt, f.ReplacesNotUpgradeable))
+		return Decision{Transition: ifChanged(csv, t), Wait: t.Message}
+	}
 	if f.Strategy != nil {
 		return invalidStrategy(f.Strategy)
 	}

@@ -130,6 +130,33 @@ func TestNext(t *testing.T) {
 			},
 		},
 		{
+			name: "Pending behind a replaced operator that is not upgradeable stays Pending with OLM's reason, before anything else",
+			csv:  csvIn(v1alpha1.CSVPhasePending, v1alpha1.CSVReasonRequirementsUnknown, MessageRequirementsNotChecked, now),
+			f: Facts{Strategy: badStrategy, Requirements: notMet, Replaces: named("etcd.v0.9.0", v1alpha1.CSVPhaseReplacing),
+				ReplacesNotUpgradeable: &NotUpgradeableError{Message: "the operator is not upgradeable: migrating"}},
+			want: Decision{
+				// OLM operator.go:2237: "operator is not upgradeable: %s" around isOperatorUpgradeable's error.
+				Transition: tr(v1alpha1.CSVPhasePending, "OperatorConditionNotUpgradeable", "operator is not upgradeable: the operator is not upgradeable: migrating"),
+				Wait:       "operator is not upgradeable: the operator is not upgradeable: migrating",
+			},
+		},
+		{
+			name: "Pending and still not upgradeable: nothing is written again",
+			csv:  csvIn(v1alpha1.CSVPhasePending, "OperatorConditionNotUpgradeable", "operator is not upgradeable: the operator is not upgradeable: migrating", now),
+			f: Facts{Requirements: met, Replaces: named("etcd.v0.9.0", v1alpha1.CSVPhaseReplacing),
+				ReplacesNotUpgradeable: &NotUpgradeableError{Message: "the operator is not upgradeable: migrating"}},
+			want: Decision{Wait: "operator is not upgradeable: the operator is not upgradeable: migrating"},
+		},
+		{
+			name: "Pending once the replaced operator is upgradeable again goes to InstallReady",
+			csv:  csvIn(v1alpha1.CSVPhasePending, "OperatorConditionNotUpgradeable", "operator is not upgradeable: the operator is not upgradeable: migrating", now),
+			f:    Facts{Requirements: met, Replaces: named("etcd.v0.9.0", v1alpha1.CSVPhaseReplacing)},
+			want: Decision{
+				Transition:        tr(v1alpha1.CSVPhaseInstallReady, v1alpha1.CSVReasonRequirementsMet, MessageAllRequirementsMet),
+				WriteRequirements: true,
+			},
+		},
+		{
 			name: "Pending with an invalid strategy fails",
 			csv:  csvIn(v1alpha1.CSVPhasePending, v1alpha1.CSVReasonRequirementsUnknown, MessageRequirementsNotChecked, now),
 			f:    Facts{Strategy: badStrategy, Requirements: met},

@@ -35,10 +35,10 @@ func ParseMode(s string) (Mode, error) {
 }
 
 // olmOnlyCRDs are CRDs OLM installs that olmsync does not: their presence means an OLM
-// installed (or installs) into this cluster.
+// installed (or installs) into this cluster. operatorconditions is not one of them: olmsync
+// serves OperatorConditions too.
 var olmOnlyCRDs = []string{
 	"olmconfigs.operators.coreos.com",
-	"operatorconditions.operators.coreos.com",
 	"operators.operators.coreos.com",
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/olmsync/olmsync/reconcile/olm/catalogsource"
 	"github.com/olmsync/olmsync/reconcile/olm/csv"
 	"github.com/olmsync/olmsync/reconcile/olm/installplan"
+	"github.com/olmsync/olmsync/reconcile/olm/operatorcondition"
 	"github.com/olmsync/olmsync/reconcile/olm/operatorgroup"
 	"github.com/olmsync/olmsync/reconcile/olm/subscription"
 )
@@ -59,6 +60,10 @@ type Options struct {
 	// InstallPlanRetryTimeout is how long a plan whose execution fails is retried before it
 	// fails (OLM's --install-plan-retry-timeout): one minute when zero.
 	InstallPlanRetryTimeout time.Duration
+	// FailedPlanRetryInterval is how long a Subscription keeps an InstallPlan that failed
+	// having written nothing (a refused CRD update) before a new resolution makes a new plan
+	// (one minute when zero).
+	FailedPlanRetryInterval time.Duration
 	// RetryInterval is how soon a catalog that could not be read, or an InstallPlan waiting
 	// for a catalog or an API, is tried again (each controller's default when zero).
 	RetryInterval time.Duration
@@ -67,8 +72,8 @@ type Options struct {
 	Catalogs *catalogsource.Registry
 }
 
-// SetupWithManager registers the ClusterServiceVersion and OperatorGroup controllers (the
-// "OLM operator" half of OLM) and the CatalogSource, Subscription and InstallPlan controllers
+// SetupWithManager registers the ClusterServiceVersion, OperatorGroup and OperatorCondition
+// controllers (the "OLM operator" half of OLM) and the CatalogSource, Subscription and InstallPlan controllers
 // (of the "catalog operator" half) with the manager. The manager should run with leader election
 // on (LeaderElectionID); CacheByObject narrows what it caches.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
@@ -85,6 +90,9 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := operatorgroup.SetupWithManager(mgr, operatorgroup.Options{ResyncInterval: opts.ResyncInterval}); err != nil {
 		return fmt.Errorf("set up operatorgroup controller: %w", err)
+	}
+	if err := operatorcondition.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up operatorcondition controller: %w", err)
 	}
 	registry := opts.Catalogs
 	if registry == nil {
@@ -108,8 +116,9 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("set up installplan controller: %w", err)
 	}
 	err = subscription.SetupWithManager(mgr, registry, subscription.Options{
-		GlobalCatalogNamespace: opts.GlobalCatalogNamespace,
-		ResyncInterval:         opts.ResyncInterval,
+		GlobalCatalogNamespace:  opts.GlobalCatalogNamespace,
+		ResyncInterval:          opts.ResyncInterval,
+		FailedPlanRetryInterval: opts.FailedPlanRetryInterval,
 	})
 	if err != nil {
 		return fmt.Errorf("set up subscription controller: %w", err)

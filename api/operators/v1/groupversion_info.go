@@ -27,6 +27,7 @@ var (
 func addKnownTypes(s *runtime.Scheme) error {
 	s.AddKnownTypes(SchemeGroupVersion,
 		&OperatorGroup{}, &OperatorGroupList{},
+		&OperatorCondition{}, &OperatorConditionList{},
 	)
 	metav1.AddToGroupVersion(s, SchemeGroupVersion)
 	return nil

@@ -78,6 +78,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	if err := r.APIReader.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Registry.Delete(req.NamespacedName)
+			metrics.ForgetCatalogSource(req.Namespace, req.Name)
 			r.countSources(ctx)
 			return reconcile.Result{}, nil
 		}
@@ -90,6 +91,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 			retErr = kerrors.NewAggregate([]error{retErr, fmt.Errorf("patch catalogsource %s: %w", req.NamespacedName, err)})
 		}
 		r.recordChange(obj, before)
+		if cs := obj.Status.GRPCConnectionState; cs != nil {
+			metrics.CatalogSourceState(obj.Namespace, obj.Name, cs.LastObservedState)
+		}
 		r.countSources(ctx)
 	}()
 

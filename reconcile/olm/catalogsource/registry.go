@@ -10,6 +10,7 @@ import (
 
 	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/olm/resolve"
+	"github.com/olmsync/olmsync/reconcile/olm/metrics"
 )
 
 // Entry is what the registry holds for one CatalogSource.
@@ -128,7 +129,13 @@ func (r *Registry) Resolver() (*resolve.Resolver, uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.resolver == nil || r.resolverRevision != r.revision {
-		r.resolver = resolve.New(r.catalogsLocked(), r.resolverOpts)
+		catalogs := r.catalogsLocked()
+		// Each catalog's content is taken anew into the resolver: OLM's resolver cache
+		// requesting a snapshot of each source.
+		for _, c := range catalogs {
+			metrics.CatalogSourceSnapshotsTotal.WithLabelValues(c.Namespace, c.Name).Inc()
+		}
+		r.resolver = resolve.New(catalogs, r.resolverOpts)
 		r.resolverRevision = r.revision
 	}
 	return r.resolver, r.revision

@@ -10,12 +10,14 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	operatorsv2 "github.com/olmsync/olmsync/api/operators/v2"
 	"github.com/olmsync/olmsync/olm/install"
 	"github.com/olmsync/olmsync/olm/phase"
 )
@@ -37,6 +39,13 @@ func (r *Reconciler) facts(ctx context.Context, obj *v1alpha1.ClusterServiceVers
 		return f, nil
 	}
 	p := obj.Status.Phase
+	if p == v1alpha1.CSVPhasePending && f.Replaces != nil {
+		notUpgradeable, err := r.upgradeable(ctx, f.Replaces)
+		if err != nil {
+			return f, err
+		}
+		f.ReplacesNotUpgradeable = notUpgradeable
+	}
 	if p == v1alpha1.CSVPhasePending || p == v1alpha1.CSVPhaseSucceeded || p == v1alpha1.CSVPhaseFailed {
 		snap, err := r.snapshot(ctx, obj, s)
 		if err != nil {
@@ -52,6 +61,21 @@ func (r *Reconciler) facts(ctx context.Context, obj *v1alpha1.ClusterServiceVers
 		f.Installed = install.Check(obj, deployments)
 	}
 	return f, nil
+}
+
+// upgradeable reads the OperatorCondition named as the replaced CSV and says whether its
+// operator may be replaced (phase.Upgradeable): nil when it may, the reason when not. A
+// missing OperatorCondition, or a cluster that does not serve the kind, holds nothing back.
+func (r *Reconciler) upgradeable(ctx context.Context, replaced *v1alpha1.ClusterServiceVersion) (error, error) {
+	cond := &operatorsv2.OperatorCondition{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: replaced.Namespace, Name: replaced.Name}, cond)
+	switch {
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("get operatorcondition %s/%s: %w", replaced.Namespace, replaced.Name, err)
+	}
+	return phase.Upgradeable(cond), nil
 }
 
 // snapshot reads what the requirement check needs. The permission objects this sync wrote are

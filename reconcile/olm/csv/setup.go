@@ -24,6 +24,7 @@ import (
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	operatorsv2 "github.com/olmsync/olmsync/api/operators/v2"
 	"github.com/olmsync/olmsync/olm/groups"
 )
 
@@ -69,6 +70,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1alpha1.ClusterServiceVersion{}, handler.EnqueueRequestsFromMapFunc(r.neighbours),
 			builder.WithPredicates(copyChanged())).
 		Watches(&operatorsv1.OperatorGroup{}, handler.EnqueueRequestsFromMapFunc(r.csvsOfGroup)).
+		Watches(&operatorsv2.OperatorCondition{}, handler.EnqueueRequestsFromMapFunc(r.replacementsOf)).
 		Watches(&appsv1.Deployment{}, ownedByCSV).
 		Watches(&corev1.ServiceAccount{}, ownedByCSV).
 		Watches(&rbacv1.Role{}, ownedByCSV).
@@ -150,6 +152,19 @@ func (r *Reconciler) neighbours(ctx context.Context, obj client.Object) []reconc
 		out = append(out, request(list.Items[i].Namespace, list.Items[i].Name))
 	}
 	return out
+}
+
+// replacementsOf maps an OperatorCondition to the CSVs that replace the CSV of its name: the
+// ones its Upgradeable condition holds back in Pending.
+func (r *Reconciler) replacementsOf(ctx context.Context, obj client.Object) []reconcile.Request {
+	var list v1alpha1.ClusterServiceVersionList
+	if err := r.Client.List(ctx, &list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{indexReplaces: obj.GetName()}); err != nil {
+		log.FromContext(ctx).Error(err, "list csvs replacing", "csv", obj.GetName())
+		return nil
+	}
+	set := map[types.NamespacedName]bool{}
+	addLocal(set, list.Items)
+	return requests(set)
 }
 
 // csvsOfGroup maps a group to the CSVs of its namespace and to the CSVs anywhere that provide

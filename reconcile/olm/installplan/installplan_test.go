@@ -86,8 +86,9 @@ func TestInstallFromConfigMapCatalog(t *testing.T) {
 	if crd.Annotations[key] != value {
 		t.Errorf("crd annotations %v: want %s=%s", crd.Annotations, key, value)
 	}
+	// The CSV's permissions; the OperatorCondition's Role (olm.managed only) is not one.
 	var roles rbacv1.RoleList
-	if err := env.Client.List(ctx, &roles, client.InNamespace(ns)); err != nil {
+	if err := env.Client.List(ctx, &roles, client.InNamespace(ns), client.MatchingLabels{"olm.owner.kind": "ClusterServiceVersion"}); err != nil {
 		t.Fatal(err)
 	}
 	if len(roles.Items) != 1 || len(roles.Items[0].OwnerReferences) != 1 || roles.Items[0].OwnerReferences[0].UID != csv.UID {
@@ -277,8 +278,9 @@ func TestRestartMidInstall(t *testing.T) {
 			}
 		}
 	}
+	// The CSV's permissions; the OperatorCondition's Role (olm.managed only) is not one.
 	var roles rbacv1.RoleList
-	if err := env.Client.List(ctx, &roles, client.InNamespace(ns)); err != nil {
+	if err := env.Client.List(ctx, &roles, client.InNamespace(ns), client.MatchingLabels{"olm.owner.kind": "ClusterServiceVersion"}); err != nil {
 		t.Fatal(err)
 	}
 	if len(roles.Items) != 1 {

@@ -47,3 +47,28 @@ func Done(steps []v1alpha1.Step) bool {
 	}
 	return true
 }
+
+// WroteNothing reports whether a plan failed executing (Installed=False,
+// InstallComponentFailed) before any of its steps was executed (none Created or Present): a
+// plan whose CRD update was refused before anything was written. Such a plan changed
+// nothing on the cluster, so a new plan for the same resolution may take its place. A plan
+// whose bundles could not be unpacked (InstallCheckFailed) is not one: its image will not
+// change.
+func WroteNothing(ip *v1alpha1.InstallPlan) bool {
+	if ip.Status.Phase != v1alpha1.InstallPlanPhaseFailed {
+		return false
+	}
+	failed := false
+	for _, c := range ip.Status.Conditions {
+		failed = failed || c.Type == v1alpha1.InstallPlanInstalled && c.Reason == v1alpha1.InstallPlanReasonComponentFailed
+	}
+	if !failed {
+		return false
+	}
+	for _, s := range ip.Status.Plan {
+		if s.Status == v1alpha1.StepStatusCreated || s.Status == v1alpha1.StepStatusPresent {
+			return false
+		}
+	}
+	return true
+}

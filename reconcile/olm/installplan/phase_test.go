@@ -72,3 +72,34 @@ func TestInstalledAlongside(t *testing.T) {
 		t.Errorf("withoutAlongside kept %v", kept)
 	}
 }
+
+func TestWroteNothing(t *testing.T) {
+	plan := func(phase v1alpha1.InstallPlanPhase, reason v1alpha1.InstallPlanConditionReason, steps ...v1alpha1.StepStatus) *v1alpha1.InstallPlan {
+		ip := &v1alpha1.InstallPlan{}
+		ip.Status.Phase = phase
+		if reason != "" {
+			ip.Status.Conditions = []v1alpha1.InstallPlanCondition{{Type: v1alpha1.InstallPlanInstalled, Status: "False", Reason: reason}}
+		}
+		for _, s := range steps {
+			ip.Status.Plan = append(ip.Status.Plan, v1alpha1.Step{Status: s})
+		}
+		return ip
+	}
+	failed, unpack := v1alpha1.InstallPlanReasonComponentFailed, v1alpha1.InstallPlanReasonInstallCheckFailed
+	tests := []struct {
+		name string
+		ip   *v1alpha1.InstallPlan
+		want bool
+	}{
+		{"failed before any step", plan(v1alpha1.InstallPlanPhaseFailed, failed, v1alpha1.StepStatusUnknown, v1alpha1.StepStatusUnknown), true},
+		{"failed after the csv was created", plan(v1alpha1.InstallPlanPhaseFailed, failed, v1alpha1.StepStatusCreated, v1alpha1.StepStatusUnknown), false},
+		{"failed after an object was updated", plan(v1alpha1.InstallPlanPhaseFailed, failed, v1alpha1.StepStatusUnknown, v1alpha1.StepStatusPresent), false},
+		{"a bundle that could not be unpacked", plan(v1alpha1.InstallPlanPhaseFailed, unpack), false},
+		{"still installing", plan(v1alpha1.InstallPlanPhaseInstalling, "", v1alpha1.StepStatusUnknown), false},
+	}
+	for _, tt := range tests {
+		if got := WroteNothing(tt.ip); got != tt.want {
+			t.Errorf("%s: WroteNothing = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -222,11 +222,30 @@ func (r *Reconciler) plan(obj *v1alpha1.InstallPlan) (string, error) {
 	return "", nil
 }
 
-// install executes the steps in order, writing each step's status as it goes. A step that can
-// never succeed fails the plan; one that may (an API not served yet, a conflict) is retried.
+// install executes the steps in order, writing each step's status as it goes, once every CRD
+// update of the plan passed OLM's safety check (checkCRDs): a refused one fails the plan
+// before anything is written. A step that can never succeed fails the plan; one that may (an
+// API not served yet, a conflict) is retried.
 func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, patcher *patch.SerialPatcher) (reconcile.Result, error) {
 	e := &executor{client: r.Client, reader: r.APIReader, mapper: r.Mapper, namespace: obj.Namespace, plan: obj.Name}
 	images := &referencedImages{r: r, plan: client.ObjectKeyFromObject(obj)}
+	var crds []v1alpha1.Step
+	for _, s := range obj.Status.Plan {
+		if s.Resource.Kind != "CustomResourceDefinition" {
+			continue
+		}
+		step, ready, err := images.resolve(ctx, s)
+		switch {
+		case err != nil:
+			return r.executionFailed(ctx, obj, err)
+		case !ready:
+			return reconcile.Result{RequeueAfter: r.retry()}, nil
+		}
+		crds = append(crds, step)
+	}
+	if err := e.checkCRDs(ctx, crds); err != nil {
+		return r.executionFailed(ctx, obj, err)
+	}
 	for i := range obj.Status.Plan {
 		s := &obj.Status.Plan[i]
 		if s.Status == v1alpha1.StepStatusCreated || s.Status == v1alpha1.StepStatusPresent {

@@ -3,7 +3,6 @@ package installplan
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -26,8 +25,8 @@ import (
 )
 
 // StepError is a step that cannot be executed whatever the retries: a manifest that does not
-// decode or that the API server refuses as invalid, or a CRD update crdupgrade.Check refuses.
-// It fails the plan.
+// decode or that the API server refuses as invalid. It fails the plan. (A CRD update
+// crdupgrade.Check refuses is crdupgrade's *Error, unwrapped: its message is OLM's.)
 type StepError struct {
 	Kind, Name string
 	Err        error
@@ -243,21 +242,12 @@ func (e *executor) applyCRD(ctx context.Context, crd *apiextensionsv1.CustomReso
 		}
 		return v1alpha1.StepStatusUnknown, fmt.Errorf("create crd %s: %w", crd.Name, err)
 	}
-	existing := &apiextensionsv1.CustomResourceDefinition{}
-	if err := e.reader.Get(ctx, client.ObjectKey{Name: crd.Name}, existing); err != nil {
-		return v1alpha1.StepStatusUnknown, fmt.Errorf("get crd %s: %w", crd.Name, err)
-	}
-	crs, err := e.customResources(ctx, existing, crd)
+	existing, res, err := e.checkCRD(ctx, crd)
 	if err != nil {
 		return v1alpha1.StepStatusUnknown, err
 	}
-	res, err := crdupgrade.Check(existing, crd, crs)
-	if err != nil {
-		var refused *crdupgrade.Error
-		if errors.As(err, &refused) {
-			return v1alpha1.StepStatusUnknown, &StepError{Kind: "CustomResourceDefinition", Name: crd.Name, Err: err}
-		}
-		return v1alpha1.StepStatusUnknown, err
+	if existing == nil {
+		return v1alpha1.StepStatusUnknown, fmt.Errorf("update crd %s: it was deleted meanwhile", crd.Name)
 	}
 	e.warnings = append(e.warnings, res.Warnings...)
 	crd.ResourceVersion = existing.ResourceVersion
@@ -270,6 +260,46 @@ func (e *executor) applyCRD(ctx context.Context, crd *apiextensionsv1.CustomReso
 		return v1alpha1.StepStatusUnknown, fmt.Errorf("update crd %s: %w", crd.Name, err)
 	}
 	return v1alpha1.StepStatusPresent, nil
+}
+
+// checkCRD runs crdupgrade.Check of crd against the cluster's CRD of its name and the
+// custom resources stored under it. It returns the cluster's CRD (nil when there is none:
+// nothing to check) and the check's result; a refusal is crdupgrade's *Error, whose message
+// is OLM's, unwrapped.
+func (e *executor) checkCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, crdupgrade.Result, error) {
+	existing := &apiextensionsv1.CustomResourceDefinition{}
+	if err := e.reader.Get(ctx, client.ObjectKey{Name: crd.Name}, existing); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, crdupgrade.Result{}, nil
+		}
+		return nil, crdupgrade.Result{}, fmt.Errorf("get crd %s: %w", crd.Name, err)
+	}
+	crs, err := e.customResources(ctx, existing, crd)
+	if err != nil {
+		return nil, crdupgrade.Result{}, err
+	}
+	res, err := crdupgrade.Check(existing, crd, crs)
+	return existing, res, err
+}
+
+// checkCRDs runs checkCRD on every CRD step not yet executed, before any step of the plan
+// is: a CRD update OLM's check refuses fails the plan with nothing written — no CSV of an
+// operator whose CRD cannot be installed, no Subscription that reports it installed. The
+// executor checks again when it writes each CRD, in case the cluster changed meanwhile.
+func (e *executor) checkCRDs(ctx context.Context, steps []v1alpha1.Step) error {
+	for _, s := range steps {
+		if s.Resource.Kind != "CustomResourceDefinition" || s.Status == v1alpha1.StepStatusCreated || s.Status == v1alpha1.StepStatusPresent {
+			continue
+		}
+		crd, err := crdupgrade.Decode([]byte(s.Resource.Manifest))
+		if err != nil {
+			return &StepError{Kind: s.Resource.Kind, Name: s.Resource.Name, Err: err}
+		}
+		if _, _, err := e.checkCRD(ctx, crd); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // customResources lists the custom resources of every version served by both CRDs, as OLM

@@ -3,6 +3,7 @@ package metrics
 import (
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -21,6 +22,13 @@ const (
 	LabelChannel   = "channel"
 	LabelPackage   = "package"
 	LabelApproval  = "approval"
+	LabelOutcome   = "outcome"
+)
+
+// The values of olm_resolution_duration_seconds' outcome label (OLM's Succeeded, Failed).
+const (
+	OutcomeSucceeded = "succeeded"
+	OutcomeFailed    = "failed"
 )
 
 // noVersion is the version label of a CSV without spec.version: OLM prints its zero semver.
@@ -69,13 +77,55 @@ var (
 		Name: "catalog_source_count",
 		Help: "Number of catalog sources",
 	})
+	// CatalogSourceReady is 1 for a CatalogSource whose connection state is READY, 0 for any
+	// other; its series goes when the CatalogSource does.
+	CatalogSourceReady = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "catalogsource_ready",
+		Help: "State of a CatalogSource. 1 indicates that the CatalogSource is in a READY state. 0 indicates CatalogSource is in a Non READY state.",
+	}, []string{LabelNamespace, LabelName})
+	// CatalogSourceSnapshotsTotal counts the times resolution took a catalog's content anew.
+	CatalogSourceSnapshotsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "catalog_source_snapshots_total",
+		Help: "The number of times the catalog operator has requested a snapshot of data from a catalog source",
+	}, []string{LabelNamespace, LabelName})
+	// ResolutionDuration is how long each resolution of a namespace took, by outcome.
+	ResolutionDuration = prometheus.NewSummaryVec(prometheus.SummaryOpts{
+		Name:       "olm_resolution_duration_seconds",
+		Help:       "The duration of a dependency resolution attempt",
+		Objectives: map[float64]float64{0.95: 0.05, 0.9: 0.01, 0.99: 0.001},
+	}, []string{LabelOutcome})
 )
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(
 		CSVCount, CSVSucceeded, CSVAbnormal, CSVUpgradeCount,
 		InstallPlanCount, SubscriptionCount, SubscriptionSyncTotal, CatalogSourceCount,
+		CatalogSourceReady, CatalogSourceSnapshotsTotal, ResolutionDuration,
 	)
+}
+
+// CatalogSourceState sets catalogsource_ready of a CatalogSource from its connection state,
+// as OLM does at each connection state change: 1 for READY, 0 otherwise.
+func CatalogSourceState(namespace, name, state string) {
+	v := 0.0
+	if state == v1alpha1.ConnectionStateReady {
+		v = 1
+	}
+	CatalogSourceReady.WithLabelValues(namespace, name).Set(v)
+}
+
+// ForgetCatalogSource removes the catalogsource_ready series of a deleted CatalogSource.
+func ForgetCatalogSource(namespace, name string) {
+	CatalogSourceReady.DeleteLabelValues(namespace, name)
+}
+
+// ObserveResolution records one resolution's duration under its outcome.
+func ObserveResolution(d time.Duration, failed bool) {
+	outcome := OutcomeSucceeded
+	if failed {
+		outcome = OutcomeFailed
+	}
+	ResolutionDuration.WithLabelValues(outcome).Observe(d.Seconds())
 }
 
 // CSVVersion is the version label of a CSV's series: spec.version as OLM prints it (a leading

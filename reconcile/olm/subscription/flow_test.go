@@ -26,10 +26,16 @@ import (
 // whose Deployments become Available as they appear.
 func flow(t *testing.T) (*testenv.Env, string, *olmtest.Manager) {
 	t.Helper()
+	return flowWith(t, olm.Options{})
+}
+
+// flowWith is flow with the embedded OLM's options.
+func flowWith(t *testing.T, opts olm.Options) (*testenv.Env, string, *olmtest.Manager) {
+	t.Helper()
 	env := testenv.Get(t)
 	ns := olmtest.NewNamespace(t, env, "flow")
 	olmtest.OwnGroup(t, env, ns)
-	m := olmtest.StartManager(t, env, olm.Options{})
+	m := olmtest.StartManager(t, env, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { olmtest.KeepDeploymentsAvailable(ctx, env.Client, ns); close(done) }()

@@ -3,6 +3,7 @@ package subscription
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -157,4 +158,39 @@ func planMessage(ps *v1alpha1.InstallPlanStatus) string {
 		}
 	}
 	return strings.Join(msgs, " ")
+}
+
+// DefaultFailedPlanRetryInterval is how long a Subscription keeps a Failed InstallPlan that
+// wrote nothing before it lets the next resolution make a new one.
+const DefaultFailedPlanRetryInterval = time.Minute
+
+// ReleaseFailedPlan lets go of the InstallPlan a Subscription refers to when that plan Failed
+// having written nothing (installplan.WroteNothing: a CRD update refused before any step, a
+// bundle that could not be unpacked) and has been Failed for at least after: the reference
+// is cleared, currentCSV goes back to the installed CSV (AtLatestKnown, or no state when
+// nothing is installed), and the next resolution makes a new plan — which succeeds once the
+// cause is gone (the custom resources that blocked a CRD update removed, a fixed catalog).
+// The InstallPlanFailed condition stays until the new plan is referenced. OLM keeps the
+// failed plan, and the Subscription stuck on it, until someone deletes one of them; olmsync
+// retries because the objects in Git ask for the operator and nothing of the plan was applied.
+//
+// It reports whether the status changed and, while the plan is kept, how long until it may
+// be released.
+func ReleaseFailedPlan(sub *v1alpha1.Subscription, plan *v1alpha1.InstallPlan, now metav1.Time, after time.Duration) (bool, time.Duration) {
+	st := &sub.Status
+	if st.InstallPlanRef == nil || plan == nil || !installplan.WroteNothing(plan) {
+		return false, 0
+	}
+	if c := installedCondition(&plan.Status); c != nil && c.LastTransitionTime != nil {
+		if waited := now.Sub(c.LastTransitionTime.Time); waited < after {
+			return false, after - waited
+		}
+	}
+	st.InstallPlanRef, st.Install = nil, nil
+	st.CurrentCSV, st.State = st.InstalledCSV, v1alpha1.SubscriptionStateNone
+	if st.InstalledCSV != "" {
+		st.State = v1alpha1.SubscriptionStateAtLatest
+	}
+	st.LastUpdated = now
+	return true, 0
 }

@@ -2,8 +2,10 @@ package subscription_test
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/reconcile/olm/subscription"
@@ -123,5 +125,41 @@ func TestBundleUnpackConditions(t *testing.T) {
 				t.Errorf("unpacking/failed %q, want %q", got, []string{tt.unpacking, tt.failing})
 			}
 		})
+	}
+}
+
+// TestReleaseFailedPlan: a plan that failed having written nothing is kept for the retry
+// interval, then released — currentCSV back to the installed CSV — so that a new resolution
+// makes a new plan; a plan that wrote something is kept, as OLM keeps it.
+func TestReleaseFailedPlan(t *testing.T) {
+	now := metav1.Now()
+	failedAt := metav1.NewTime(now.Add(-30 * time.Second))
+	refused := plan(v1alpha1.InstallPlanPhaseFailed, v1alpha1.InstallPlanCondition{
+		Type: v1alpha1.InstallPlanInstalled, Status: corev1.ConditionFalse, Reason: v1alpha1.InstallPlanReasonComponentFailed,
+		Message:            `risk of data loss updating "widgets.example.com": new CRD removes version v1alpha1 that is listed as a stored version on the existing CRD`,
+		LastTransitionTime: &failedAt,
+	})
+	refused.Status.Plan = []v1alpha1.Step{{Resource: v1alpha1.StepResource{Kind: "ClusterServiceVersion"}, Status: v1alpha1.StepStatusUnknown}}
+	wrote := refused.DeepCopy()
+	wrote.Status.Plan[0].Status = v1alpha1.StepStatusCreated
+
+	s := sub("widget", "widget", installed("widget.v1.0.0"), pending("widget.v1.1.0", refused.Name))
+	if changed, wait := subscription.ReleaseFailedPlan(s, refused, now, time.Minute); changed || wait != 30*time.Second {
+		t.Errorf("within the interval: changed %v, wait %v; want false, 30s", changed, wait)
+	}
+	if changed, _ := subscription.ReleaseFailedPlan(s, wrote, now, 10*time.Second); changed {
+		t.Error("a plan that wrote a step was released")
+	}
+	if changed, wait := subscription.ReleaseFailedPlan(s, refused, now, 10*time.Second); !changed || wait != 0 {
+		t.Fatalf("past the interval: changed %v, wait %v", changed, wait)
+	}
+	st := s.Status
+	if st.InstallPlanRef != nil || st.Install != nil || st.CurrentCSV != "widget.v1.0.0" || st.InstalledCSV != "widget.v1.0.0" || st.State != v1alpha1.SubscriptionStateAtLatest {
+		t.Errorf("released status %+v", st)
+	}
+
+	fresh := sub("widget", "widget", pending("widget.v1.1.0", refused.Name))
+	if changed, _ := subscription.ReleaseFailedPlan(fresh, refused, now, 0); !changed || fresh.Status.State != v1alpha1.SubscriptionStateNone || fresh.Status.CurrentCSV != "" {
+		t.Errorf("a first install released: %v, status %+v", changed, fresh.Status)
 	}
 }

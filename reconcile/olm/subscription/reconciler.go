@@ -35,6 +35,10 @@ type Options struct {
 	// ResyncInterval is how often a settled namespace is resolved again although nothing in
 	// it changed; 0 means never (catalog changes arrive as CatalogSource events).
 	ResyncInterval time.Duration
+	// FailedPlanRetryInterval is how long a Failed InstallPlan that wrote nothing is kept
+	// before a new resolution may replace it (ReleaseFailedPlan);
+	// DefaultFailedPlanRetryInterval when zero.
+	FailedPlanRetryInterval time.Duration
 }
 
 // Catalogs is what the controller needs of the catalogs the CatalogSource controller
@@ -84,6 +88,9 @@ type pass struct {
 	// needsPlan names the Subscriptions the resolution gave something new to install.
 	needsPlan map[string]bool
 	stop      bool
+	// requeue, when set, is how soon the namespace is looked at again (a failed plan to
+	// release).
+	requeue time.Duration
 }
 
 type step struct {
@@ -128,7 +135,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := kerrors.NewAggregate(errs); err != nil {
 		return reconcile.Result{}, fmt.Errorf("namespace %s: %w", req.Namespace, err)
 	}
-	return reconcile.Result{RequeueAfter: r.Options.ResyncInterval}, nil
+	requeue := r.Options.ResyncInterval
+	if p.requeue > 0 && (requeue == 0 || p.requeue < requeue) {
+		requeue = p.requeue
+	}
+	return reconcile.Result{RequeueAfter: requeue}, nil
 }
 
 // countSubscriptions sets subscription_count from the cache.
@@ -243,7 +254,15 @@ func (r *Reconciler) syncInstallPlans(_ context.Context, p *pass) error {
 		if s.Status.InstallPlanRef == nil {
 			continue
 		}
-		SyncInstallPlan(s, p.planOf(s), p.now)
+		ip := p.planOf(s)
+		SyncInstallPlan(s, ip, p.now)
+		after := r.Options.FailedPlanRetryInterval
+		if after <= 0 {
+			after = DefaultFailedPlanRetryInterval
+		}
+		if _, wait := ReleaseFailedPlan(s, ip, p.now, after); wait > 0 && (p.requeue == 0 || wait < p.requeue) {
+			p.requeue = wait
+		}
 	}
 	return nil
 }
@@ -306,7 +325,9 @@ func (r *Reconciler) resolve(ctx context.Context, p *pass) error {
 	for i := range p.subs {
 		in.Subscriptions = append(in.Subscriptions, *ForResolver(&p.subs[i]))
 	}
+	began := time.Now()
 	p.result = resolver.Resolve(in)
+	took := time.Since(began)
 	p.needsPlan = map[string]bool{}
 	for i := range p.subs {
 		s := &p.subs[i]
@@ -324,6 +345,12 @@ func (r *Reconciler) resolve(ctx context.Context, p *pass) error {
 			r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, string(v1alpha1.SubscriptionResolutionFailed), "Resolve", "%s", c.Message)
 		}
 	}
+	// OLM times each resolution attempt: failed when it ended in an error, here when it
+	// left a Subscription ResolutionFailed.
+	failed := slices.ContainsFunc(p.subs, func(s v1alpha1.Subscription) bool {
+		return IsTrue(&s.Status, v1alpha1.SubscriptionResolutionFailed)
+	})
+	metrics.ObserveResolution(took, failed)
 	return nil
 }
 

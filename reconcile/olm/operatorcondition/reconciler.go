@@ -1,0 +1,146 @@
+package operatorcondition
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	operatorsv2 "github.com/olmsync/olmsync/api/operators/v2"
+	"github.com/olmsync/olmsync/olm/groups"
+	"github.com/olmsync/olmsync/olm/install"
+	"github.com/olmsync/olmsync/olm/phase"
+)
+
+// ControllerName names the controller and its logger.
+const ControllerName = "operatorcondition"
+
+// Reconciler reconciles the OperatorCondition named by a request, and the CSV of that name.
+type Reconciler struct {
+	// Client reads through the manager's cache and writes.
+	Client client.Client
+	// APIReader reads the Role and RoleBinding, which the embedded OLM's narrowed cache
+	// (olm.CacheByObject: RBAC owned by a CSV) does not hold.
+	APIReader client.Reader
+}
+
+// Reconcile runs the steps in OLM's order: the OperatorCondition of the CSV, its Role, its
+// RoleBinding, its status.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	if err := r.generate(ctx, req); err != nil {
+		return reconcile.Result{}, err
+	}
+	cond := &operatorsv2.OperatorCondition{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cond); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	steps := []struct {
+		name string
+		run  func(context.Context, *operatorsv2.OperatorCondition) error
+	}{
+		{"role", r.ensureRole},
+		{"rolebinding", r.ensureRoleBinding},
+		{"status", r.syncStatus},
+	}
+	for _, s := range steps {
+		if err := s.run(ctx, cond); err != nil {
+			return reconcile.Result{}, fmt.Errorf("operatorcondition %s %s: %w", req, s.name, err)
+		}
+	}
+	return reconcile.Result{}, nil
+}
+
+// generate keeps the OperatorCondition of the CSV of the request's name, if there is one and
+// it is not a copy: created, or its owners, deployments and service accounts put back as
+// OLM's generator does. The rest of it — the operator's conditions, an administrator's
+// overrides — is left as it is.
+func (r *Reconciler) generate(ctx context.Context, req reconcile.Request) error {
+	csv := &v1alpha1.ClusterServiceVersion{}
+	if err := r.Client.Get(ctx, req.NamespacedName, csv); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if groups.IsCopied(csv) || !csv.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	want := install.OperatorCondition(csv)
+	have := &operatorsv2.OperatorCondition{}
+	err := r.Client.Get(ctx, req.NamespacedName, have)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := r.Client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create operatorcondition %s: %w", req, err)
+		}
+		return nil
+	case err != nil:
+		return err
+	}
+	if equality.Semantic.DeepEqual(want.OwnerReferences, have.OwnerReferences) &&
+		slices.Equal(want.Spec.Deployments, have.Spec.Deployments) &&
+		slices.Equal(want.Spec.ServiceAccounts, have.Spec.ServiceAccounts) {
+		return nil
+	}
+	have.OwnerReferences = want.OwnerReferences
+	have.Spec.Deployments, have.Spec.ServiceAccounts = want.Spec.Deployments, want.Spec.ServiceAccounts
+	if err := r.Client.Update(ctx, have); err != nil {
+		return fmt.Errorf("update operatorcondition %s: %w", req, err)
+	}
+	return nil
+}
+
+func (r *Reconciler) ensureRole(ctx context.Context, cond *operatorsv2.OperatorCondition) error {
+	want := install.OperatorConditionRole(cond)
+	have := &rbacv1.Role{}
+	return r.ensure(ctx, want, have, func() bool {
+		if equality.Semantic.DeepEqual(want.OwnerReferences, have.OwnerReferences) &&
+			equality.Semantic.DeepEqual(want.Rules, have.Rules) {
+			return false
+		}
+		have.OwnerReferences, have.Rules = want.OwnerReferences, want.Rules
+		return true
+	})
+}
+
+func (r *Reconciler) ensureRoleBinding(ctx context.Context, cond *operatorsv2.OperatorCondition) error {
+	want := install.OperatorConditionRoleBinding(cond)
+	have := &rbacv1.RoleBinding{}
+	return r.ensure(ctx, want, have, func() bool {
+		if equality.Semantic.DeepEqual(want.OwnerReferences, have.OwnerReferences) &&
+			want.RoleRef == have.RoleRef && equality.Semantic.DeepEqual(want.Subjects, have.Subjects) {
+			return false
+		}
+		have.OwnerReferences, have.Subjects, have.RoleRef = want.OwnerReferences, want.Subjects, want.RoleRef
+		return true
+	})
+}
+
+// ensure creates want when it does not exist, else reads it into have and, when update
+// changed have, writes have back.
+func (r *Reconciler) ensure(ctx context.Context, want, have client.Object, update func() bool) error {
+	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), have)
+	switch {
+	case apierrors.IsNotFound(err):
+		return r.Client.Create(ctx, want)
+	case err != nil:
+		return err
+	}
+	if !update() {
+		return nil
+	}
+	// A binding's roleRef cannot change: as in OLM, the API server's refusal is the error.
+	return r.Client.Update(ctx, have)
+}
+
+// syncStatus copies spec.conditions to status (phase.SyncConditions) and writes it when it
+// changed.
+func (r *Reconciler) syncStatus(ctx context.Context, cond *operatorsv2.OperatorCondition) error {
+	if !phase.SyncConditions(cond) {
+		return nil
+	}
+	return r.Client.Status().Update(ctx, cond)
+}

@@ -1,0 +1,35 @@
+package operatorcondition
+
+import (
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	operatorsv2 "github.com/olmsync/olmsync/api/operators/v2"
+	"github.com/olmsync/olmsync/olm/groups"
+)
+
+// SetupWithManager builds the OperatorCondition controller and registers it with the manager.
+func SetupWithManager(mgr ctrl.Manager) error {
+	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}
+	return r.SetupWithManager(mgr)
+}
+
+// SetupWithManager registers the reconciler: OperatorConditions, and CSVs that are not copies
+// (OLM's generator leaves copies out), each by its own name — the OperatorCondition's; a CSV
+// only when created, deleted or its spec changed, not at each status write.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	notCopied := predicate.NewPredicateFuncs(func(obj client.Object) bool {
+		csv, ok := obj.(*v1alpha1.ClusterServiceVersion)
+		return ok && !groups.IsCopied(csv)
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&operatorsv2.OperatorCondition{}).
+		Watches(&v1alpha1.ClusterServiceVersion{}, &handler.EnqueueRequestForObject{},
+			builder.WithPredicates(notCopied, predicate.GenerationChangedPredicate{})).
+		Complete(r)
+}
