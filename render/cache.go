@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -25,12 +27,31 @@ import (
 type Cache struct {
 	mu      sync.Mutex
 	entries map[string][]*Object
+	// dir, when set, keeps entries on disk too, for the next process (NewDiskCache).
+	dir string
+	// version is olmsync's version: an entry another version wrote is another key.
+	version string
 	// Hits and Misses count lookups, for tests and benchmarks.
 	Hits, Misses atomic.Int64
 }
 
-// NewCache returns an empty cache.
+// NewCache returns an empty cache held in memory.
 func NewCache() *Cache { return &Cache{entries: map[string][]*Object{}} }
+
+// NewDiskCache returns a cache that also keeps its entries in dir (created when missing),
+// one file per app build named by its key, so that the next run — the next CI job with the
+// folder restored — builds only the apps whose inputs changed. version (olmsync's) is part
+// of every key. The folder must be trusted as the repository is: an entry is taken as the
+// build it stands for.
+func NewDiskCache(dir, version string) (*Cache, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("render cache: %w", err)
+	}
+	return &Cache{entries: map[string][]*Object{}, dir: dir, version: version}, nil
+}
+
+// maxEntryBytes bounds a cache file read back: a larger one is not an entry olmsync wrote.
+const maxEntryBytes = 256 << 20
 
 // cacheVersion changes whenever what a build makes of the same inputs changes.
 const cacheVersion = "olmsync-render-cache/v1"
@@ -42,6 +63,9 @@ func (c *Cache) get(key string) ([]*Object, bool) {
 	c.mu.Lock()
 	objs, ok := c.entries[key]
 	c.mu.Unlock()
+	if !ok {
+		objs, ok = c.readEntry(key)
+	}
 	if !ok {
 		c.Misses.Add(1)
 		return nil, false
@@ -57,6 +81,69 @@ func (c *Cache) put(key string, objs []*Object) {
 	c.mu.Lock()
 	c.entries[key] = cloneObjects(objs)
 	c.mu.Unlock()
+	c.writeEntry(key, objs)
+}
+
+// entryPath is where an entry lives on disk.
+func (c *Cache) entryPath(key string) string {
+	return filepath.Join(c.dir, key[:2], key+".json")
+}
+
+// readEntry reads an entry from disk; a missing, unreadable or foreign file is a miss.
+func (c *Cache) readEntry(key string) ([]*Object, bool) {
+	if c.dir == "" {
+		return nil, false
+	}
+	f, err := os.Open(c.entryPath(key))
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	var e diskEntry
+	dec := json.NewDecoder(io.LimitReader(f, maxEntryBytes))
+	if err := dec.Decode(&e); err != nil || e.Key != key {
+		return nil, false
+	}
+	for _, o := range e.Objects {
+		if o == nil || o.Manifest == nil {
+			return nil, false
+		}
+	}
+	c.mu.Lock()
+	c.entries[key] = e.Objects
+	c.mu.Unlock()
+	return e.Objects, true
+}
+
+// writeEntry writes an entry to disk, atomically (a temporary file renamed): a reader
+// never sees half an entry. A failed write only costs the next run a build.
+func (c *Cache) writeEntry(key string, objs []*Object) {
+	if c.dir == "" {
+		return
+	}
+	b, err := json.Marshal(diskEntry{Key: key, Objects: objs})
+	if err != nil {
+		return
+	}
+	p := c.entryPath(key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".entry-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(b)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), p) != nil {
+		_ = os.Remove(tmp.Name())
+	}
+}
+
+// diskEntry is a cache file: its key (a renamed file is not taken) and the objects.
+type diskEntry struct {
+	Key     string    `json:"key"`
+	Objects []*Object `json:"objects"`
 }
 
 // cloneObjects copies objects deeply enough that the render that takes them (which settles
@@ -87,7 +174,7 @@ func (b *builder) cacheKey(p *plan) string {
 	if err != nil {
 		return ""
 	}
-	write(cacheVersion, string(app))
+	write(cacheVersion, b.opts.Cache.version, string(app))
 	var files []string
 	if p.kust == nil {
 		files = slices.Clone(p.files)

@@ -1,7 +1,12 @@
 package render
 
 import (
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -85,4 +90,62 @@ func objectsOf(r *Result) map[string][]string {
 		}
 	}
 	return out
+}
+
+// TestDiskCache: a second process (a new Cache on the same folder) takes every build from
+// disk and renders the same; a changed byte rebuilds that app; a corrupt or foreign entry,
+// or another olmsync version, is a miss, never an error or a wrong build.
+func TestDiskCache(t *testing.T) {
+	shape := rendertest.Shape{Clusters: 1, AppsPerCluster: 2}
+	files := shape.Files()
+	dir := t.TempDir()
+	render := func(fs map[string]string, version string) (*Result, *Cache) {
+		c, err := NewDiskCache(dir, version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fsys, root := memRepo(t, fs)
+		return renderRepo(t, fsys, root, Options{Cache: c}), c
+	}
+	fresh, first := render(files, "v1")
+	apps := int64(len(fresh.Apps))
+	if first.Misses.Load() != apps {
+		t.Fatalf("first run: %d misses, want %d", first.Misses.Load(), apps)
+	}
+	again, second := render(files, "v1")
+	if second.Hits.Load() != apps || second.Misses.Load() != 0 {
+		t.Errorf("second run: %d hits, %d misses; want %d, 0", second.Hits.Load(), second.Misses.Load(), apps)
+	}
+	if diff := cmp.Diff(objectsOf(fresh), objectsOf(again)); diff != "" {
+		t.Errorf("render from disk differs (-built +cached):\n%s", diff)
+	}
+
+	if _, other := render(files, "v2"); other.Hits.Load() != 0 {
+		t.Errorf("another version took %d entries", other.Hits.Load())
+	}
+
+	// Corrupt every entry: each is built again, and the result is right.
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") {
+			return os.WriteFile(p, []byte(`{"key":"x","objects":[null]}`), 0o644)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rebuilt, third := render(files, "v1")
+	if third.Hits.Load() != 0 {
+		t.Errorf("corrupt entries taken: %d hits", third.Hits.Load())
+	}
+	if diff := cmp.Diff(objectsOf(fresh), objectsOf(rebuilt)); diff != "" {
+		t.Errorf("render after corrupt entries differs:\n%s", diff)
+	}
+	// One byte of one input changed: that app is built, the others come from disk.
+	changed := maps.Clone(files)
+	changed["cluster-scope/base/olm.yaml"] += "\n"
+	_, fourth := render(changed, "v1")
+	if fourth.Misses.Load() != 1 || fourth.Hits.Load() != apps-1 {
+		t.Errorf("one input changed: %d hits, %d misses; want %d, 1", fourth.Hits.Load(), fourth.Misses.Load(), apps-1)
+	}
 }

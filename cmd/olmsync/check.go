@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -58,6 +62,7 @@ type checkFlags struct {
 	contexts      []string
 	// what kustomize may do beyond reading the repository
 	allowRemoteBases       bool
+	renderCache            string
 	enableExecPlugins      bool
 	enableContainerPlugins bool
 	enableHelm             bool
@@ -103,6 +108,7 @@ read, rendered or evaluated (the report still lists everything else that was che
 	fl.StringArrayVar(&f.contexts, "context", nil, "the kubeconfig context whose cluster the OLM preview reads (read-only), [CLUSTER=]CONTEXT; for one cluster of the repository, or every cluster without CLUSTER=; may be repeated")
 	fl.BoolVar(&f.listObjects, "list-objects", false, "list every checked object in the report (JUnit always lists them)")
 	fl.BoolVar(&f.allowRemoteBases, "allow-remote-bases", false, "let kustomizations use remote bases and files (network access)")
+	fl.StringVar(&f.renderCache, "render-cache", "", "keep each app's build in this folder, keyed by the digest of its inputs and olmsync's version, so the next run (a CI cache) builds only the apps whose inputs changed; the folder must be as trusted as the repository")
 	fl.BoolVar(&f.enableExecPlugins, "enable-exec-plugins", false, "run kustomize exec plugins and exec KRM functions (runs code from the repository)")
 	fl.BoolVar(&f.enableContainerPlugins, "enable-container-plugins", false, "run kustomize container KRM functions")
 	fl.BoolVar(&f.enableHelm, "enable-helm", false, "let kustomizations inflate Helm charts (helmCharts)")
@@ -136,6 +142,13 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) (err error) {
 	opts.Render.EnableContainerPlugins = f.enableContainerPlugins
 	opts.Render.EnableHelm = f.enableHelm
 	opts.Render.HelmCommand = f.helmCommand
+	if f.renderCache != "" {
+		c, err := render.NewDiskCache(f.renderCache, buildIdentity())
+		if err != nil {
+			return err
+		}
+		opts.Render.Cache = c
+	}
 	for _, dir := range f.policies {
 		opts.Policies = append(opts.Policies, policy.Dir(dir))
 	}
@@ -151,7 +164,10 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) (err error) {
 	var base *check.Result
 	if f.base != "" {
 		// Most apps are the same at the base and the head: each is built once.
-		opts.Render.Cache, opts.PolicyCache = render.NewCache(), policy.NewFindingsCache()
+		if opts.Render.Cache == nil {
+			opts.Render.Cache = render.NewCache()
+		}
+		opts.PolicyCache = policy.NewFindingsCache()
 		baseOpts := opts
 		baseOpts.Stages = []check.Stage{preview.New(previewOpts)}
 		if base, err = checkRevision(cmd, src.At(f.base), baseOpts); err != nil {
@@ -360,4 +376,26 @@ func countHeadProblems(rep *report.Report) int {
 		}
 	}
 	return n
+}
+
+// buildIdentity names this build for the render cache: a released version and its commit,
+// or, for a development build (whose code may differ at the same version), the digest of
+// the executable itself, so that no build ever takes another's entries.
+func buildIdentity() string {
+	b := currentBuildInfo()
+	id := b.Version + "+" + b.Commit
+	if b.Version != "devel" && b.Commit != "" && !strings.HasSuffix(b.Version, "-dirty") {
+		return id
+	}
+	exe, err := os.Executable()
+	if err == nil {
+		if f, err := os.Open(exe); err == nil {
+			defer f.Close()
+			h := sha256.New()
+			if _, err := io.Copy(h, f); err == nil {
+				return id + "+" + hex.EncodeToString(h.Sum(nil))
+			}
+		}
+	}
+	return id + "+" + strconv.FormatInt(time.Now().UnixNano(), 10) // unknown: share nothing
 }

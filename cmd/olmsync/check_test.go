@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/olmsync/olmsync/internal/gittest"
 	"github.com/olmsync/olmsync/report"
 )
@@ -207,5 +209,39 @@ func TestApps(t *testing.T) {
 	wantExit(t, err, exitUsage)
 	if !strings.Contains(out, "olmsync.yaml:1") {
 		t.Errorf("a broken olmsync.yaml is not named:\n%s", out)
+	}
+}
+
+// TestCheckRenderCache: `check --render-cache` keeps each app's build on disk; a second check
+// with the folder gives the same report, and a changed input is built again (the new
+// violation is found, not the cached build's).
+func TestCheckRenderCache(t *testing.T) {
+	dir := gittest.Init(t)
+	config := "apps:\n- {name: team-a, path: team-a, namespace: team-a}\n- {name: team-b, path: team-b, namespace: team-b}\n"
+	gittest.Commit(t, dir, map[string]string{
+		"olmsync.yaml":             config,
+		"team-a/subscription.yaml": subscriptionYAML,
+		"team-b/configmap.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n",
+	}, "first")
+	cache := t.TempDir()
+	first, _ := checkJSON(t, dir, "--render-cache", cache)
+	entries, err := filepath.Glob(filepath.Join(cache, "*", "*.json"))
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("cache entries %v (%v), want one per app", entries, err)
+	}
+	second, _ := checkJSON(t, dir, "--render-cache", cache)
+	if diff := cmp.Diff(first.Violations, second.Violations); diff != "" {
+		t.Errorf("violations differ with the cache (-first +second):\n%s", diff)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "team-b", "installplan.yaml"), []byte(installPlanYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	third, _ := checkJSON(t, dir, "--render-cache", cache)
+	found := false
+	for _, v := range third.Violations {
+		found = found || v.Rule == "OP010" && v.App == "team-b"
+	}
+	if !found {
+		t.Errorf("the InstallPlan added to team-b was not seen (a stale build was used): %+v", third.Violations)
 	}
 }
