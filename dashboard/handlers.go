@@ -114,8 +114,12 @@ func (s *Server) listSyncs(q *request) (any, error) {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
 	delete(clusters, "")
-	return SyncList{Items: f.apply(all), Clusters: slices.Sorted(maps.Keys(clusters)),
-		Namespaces: slices.Sorted(maps.Keys(namespaces)), Packages: slices.Sorted(maps.Keys(packages))}, nil
+	return SyncList{Items: f.apply(all), Clusters: sortedKeys(clusters), Namespaces: sortedKeys(namespaces), Packages: sortedKeys(packages)}, nil
+}
+
+// sortedKeys are m's keys, sorted; an empty list (JSON []) when there are none.
+func sortedKeys(m map[string]bool) []string {
+	return append([]string{}, slices.Sorted(maps.Keys(m))...)
 }
 
 // packagesOf are the operator packages of a Sync's Subscriptions, read from the cache.
@@ -173,7 +177,7 @@ func (s *Server) syncView(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := SyncView{Summary: summarize(obj, s.packagesOf(q.Context(), obj)), Conditions: obj.Status.Conditions, Tree: root,
+	v := SyncView{Summary: summarize(obj, s.packagesOf(q.Context(), obj)), Conditions: append([]metav1.Condition{}, obj.Status.Conditions...), Tree: root,
 		Violations: violations(obj), ViolationCount: obj.Status.ViolationCount, History: obj.Status.History,
 		LastFetched: obj.Status.LastFetchedRevision, LastPrune: obj.Status.LastPrune, LastRevisionChange: obj.Status.LastRevisionChange,
 		ApprovalsPending: []ObjectRef{}}
