@@ -296,7 +296,7 @@ func TestAPIActions(t *testing.T) {
 		t.Errorf("a refused action changed the Sync: suspend %v, annotations %v", after.Spec.Suspend, after.Annotations)
 	}
 	if ip := sc.installPlan(t, plan); ip.Spec.Approved || ip.Annotations[dashboard.ApprovedByAnnotation] != "" {
-		t.Fatalf("a refused approval approved %s: %+v", plan, ip.ObjectMeta.Annotations)
+		t.Fatalf("a refused approval approved %s: %+v", plan, ip.Annotations)
 	}
 	if logged := sc.log.all(); strings.Contains(logged, "dashboard action") {
 		t.Errorf("a refused action was logged as done:\n%s", logged)

@@ -70,7 +70,9 @@ func BenchmarkDashboard(b *testing.B) {
 	go func() { done <- mgr.Start(ctx) }()
 	b.Cleanup(func() {
 		cancel()
-		<-done
+		if err := <-done; err != nil {
+			b.Errorf("manager: %v", err)
+		}
 	})
 	// The first answer the dashboard gives once it listens: the list, read whole.
 	var first time.Duration
@@ -109,7 +111,9 @@ func BenchmarkDashboard(b *testing.B) {
 		}
 	})
 	b.Run("update", func(b *testing.B) {
-		events := openStream(b, url)
+		resp := openStream(b, url)
+		defer resp.Body.Close()
+		events := changes(resp.Body)
 		i := 0
 		for b.Loop() {
 			k := keys[i%len(keys)]
@@ -143,19 +147,26 @@ func fetch(url string) (string, error) {
 	return string(body), err
 }
 
-// openStream reads /api/v1/stream until the benchmark ends, sending each change's data.
-func openStream(b *testing.B, url string) <-chan string {
+// openStream opens /api/v1/stream; the caller closes its body.
+func openStream(b *testing.B, url string) *http.Response {
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/api/v1/stream", nil)
-	resp, err := http.DefaultClient.Do(req)
+	b.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/api/v1/stream", nil)
 	if err != nil {
-		cancel()
 		b.Fatal(err)
 	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return resp
+}
+
+// changes sends the data of each event of a stream until it ends.
+func changes(body io.Reader) <-chan string {
 	out := make(chan string, 1024)
 	go func() {
-		defer resp.Body.Close()
-		lines := bufio.NewScanner(resp.Body)
+		lines := bufio.NewScanner(body)
 		for lines.Scan() {
 			if data, ok := strings.CutPrefix(lines.Text(), "data: "); ok {
 				out <- data
@@ -163,7 +174,6 @@ func openStream(b *testing.B, url string) <-chan string {
 		}
 		close(out)
 	}()
-	b.Cleanup(cancel)
 	return out
 }
 

@@ -55,7 +55,7 @@ func (q *request) getSync(verb string) (*olmsyncv1alpha1.Sync, error) {
 	if err := q.must(syncAttrs(verb, k.Namespace, k.Name)); err != nil {
 		return nil, err
 	}
-	var r client.Reader = q.s.opts.Reader
+	r := q.s.opts.Reader
 	if verb != "get" {
 		r = q.s.opts.Writer
 	}

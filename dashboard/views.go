@@ -177,7 +177,8 @@ func (f Filter) apply(all []SyncSummary) []SyncSummary {
 		}
 		syncMatches := (f.Sync == "" || s.Sync == f.Sync) && (f.Health == "" || s.Health == f.Health) &&
 			(search == "" || strings.Contains(syncText, search))
-		if len(apps) == 0 && !(syncMatches && len(s.Apps) == 0) {
+		// A Sync is listed for its matching apps; one without apps for itself.
+		if len(apps) == 0 && (!syncMatches || len(s.Apps) > 0) {
 			continue
 		}
 		if apps == nil {

@@ -272,8 +272,8 @@ func (b *builder) olmObject(ctx context.Context, node *Node, key types.Namespace
 	}
 	h := health.Of(u, b.lookup(ctx))
 	node.Health = string(h.Status)
-	if node.Reason == "" {
-		node.Reason = h.Reason
+	if node.Reason == "" && h.Reason != node.Phase {
+		node.Reason = h.Reason // a reason that only repeats the phase says nothing more
 	}
 	if node.Message == "" || h.Status != health.Healthy {
 		node.Message = h.Message
