@@ -70,7 +70,14 @@ func BenchmarkDashboard(b *testing.B) {
 	go func() { done <- mgr.Start(ctx) }()
 	b.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
+		err := <-done
+		switch {
+		case err != nil && strings.Contains(err.Error(), "grace period"):
+			// controller-runtime v0.24.1's priority queue can deadlock a worker on
+			// shutdown (kubernetes-sigs/controller-runtime#3538, fixed upstream later);
+			// seen here with 200 Syncs queued. It stops nothing the figures measure.
+			b.Logf("manager: %v (controller-runtime#3538)", err)
+		case err != nil:
 			b.Errorf("manager: %v", err)
 		}
 	})
@@ -89,12 +96,12 @@ func BenchmarkDashboard(b *testing.B) {
 		return nil
 	})
 	b.Run("list", func(b *testing.B) {
-		b.ReportMetric(float64(first.Microseconds())/1000, "first-ms")
 		for b.Loop() {
 			if _, err := fetch(url + "/api/v1/syncs"); err != nil {
 				b.Fatal(err)
 			}
 		}
+		b.ReportMetric(float64(first.Microseconds())/1000, "first-ms")
 	})
 	b.Run("view", func(b *testing.B) {
 		i := 0
