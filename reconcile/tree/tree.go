@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -185,6 +186,10 @@ func (b *builder) subscriptionChain(ctx context.Context, node *Node, key types.N
 	if !b.olmObject(ctx, node, key, sub) {
 		return
 	}
+	csv := sub.Status.InstalledCSV
+	if csv == "" {
+		csv = sub.Status.CurrentCSV
+	}
 	parent := node
 	if ref := sub.Status.InstallPlanRef; ref != nil && ref.Name != "" {
 		ns := ref.Namespace
@@ -192,12 +197,13 @@ func (b *builder) subscriptionChain(ctx context.Context, node *Node, key types.N
 			ns = key.Namespace
 		}
 		ip := node.add(&Node{APIVersion: operatorsv1alpha1.SchemeGroupVersion.String(), Kind: "InstallPlan", Namespace: ns, Name: ref.Name})
-		b.olmObject(ctx, ip, types.NamespacedName{Namespace: ns, Name: ref.Name}, &operatorsv1alpha1.InstallPlan{})
-		parent = ip
-	}
-	csv := sub.Status.InstalledCSV
-	if csv == "" {
-		csv = sub.Status.CurrentCSV
+		plan := &operatorsv1alpha1.InstallPlan{}
+		// The CSV goes below the plan that installs it; the installed one stays below
+		// the Subscription while a newer plan (an upgrade waiting for approval) is not
+		// its.
+		if !b.olmObject(ctx, ip, types.NamespacedName{Namespace: ns, Name: ref.Name}, plan) || slices.Contains(plan.Spec.ClusterServiceVersionNames, csv) {
+			parent = ip
+		}
 	}
 	if csv == "" {
 		return

@@ -82,6 +82,33 @@ func TestBuild(t *testing.T) {
 		}
 	}
 
+	// A newer plan that is not the installed CSV's (an upgrade waiting for approval):
+	// the installed CSV stays below the Subscription.
+	sub := &operatorsv1alpha1.Subscription{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "etcd"}, sub); err != nil {
+		t.Fatal(err)
+	}
+	sub.Status.InstallPlanRef.Name = "install-2"
+	if err := c.Status().Update(context.Background(), sub); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(context.Background(), &operatorsv1alpha1.InstallPlan{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "install-2"},
+		Spec: operatorsv1alpha1.InstallPlanSpec{ClusterServiceVersionNames: []string{"etcd.v0.9.5"}, Approval: operatorsv1alpha1.ApprovalManual}}); err != nil {
+		t.Fatal(err)
+	}
+	root, err = Build(context.Background(), c, sync, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	root.Write(&b)
+	if want := `├── Subscription/team/etcd
+│   ├── InstallPlan/team/install-2
+│   └── ClusterServiceVersion/team/etcd.v0.9.4
+`; !strings.Contains(b.String(), want) {
+		t.Errorf("with an upgrade waiting, want\n%s\nin\n%s", want, b.String())
+	}
+
 	// With apps: the inventory below its apps, by AppOf; an object it does not know
 	// below an app without a name.
 	root, err = Build(context.Background(), c, sync, Options{Apps: true, AppOf: map[string]string{ns + "_settings__ConfigMap": "team"}})
