@@ -49,6 +49,12 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
 GO_TEST_FLAGS ?= -race -count=1
+# The dashboard's browser test (dashboard/browser_test.go): Debian's chromium, driven by
+# playwright-core from the npm registry, installed from the lockfile with npm ci (no
+# browser download). `make browser-deps` installs both; the test fails without them
+# when CI is set, and is skipped with a message otherwise.
+CHROMIUM    ?= /usr/bin/chromium
+BROWSER_DIR := dashboard/testdata/browser
 # How long `make fuzz` (part of `make test`) runs each fuzz test, and which packages: every
 # parser and decoder of outside input has one (render, safeyaml, catalogs, operators.Decode,
 # the webhook, olmsync.yaml, waivers, cluster snapshots, ...). `make fuzz-long` runs them
@@ -97,7 +103,7 @@ verify: generate ## Fail when generated files are stale or go.mod is untidy.
 ##@ Test
 
 .PHONY: test
-test: verify lint helm-lint envtest test-rego ## Everything CI checks: generated files, lint, the chart's helm lint, Rego tests with the OPA CLI, every Go test (envtest included), and a short fuzz run.
+test: verify lint helm-lint envtest test-rego browser-deps ## Everything CI checks: generated files, lint, the chart's helm lint, Rego tests with the OPA CLI, every Go test (envtest included), and a short fuzz run.
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) go test $(GO_TEST_FLAGS) ./...
 	FUZZ_FRESH_CORPUS=1 hack/fuzz.sh $(FUZZTIME) $(FUZZ_PKGS)
 
@@ -110,8 +116,28 @@ fuzz-long: ## A fuzz campaign: each fuzz test for 10m (make fuzz-long FUZZTIME=1
 	hack/fuzz.sh $(if $(filter command line,$(origin FUZZTIME)),$(FUZZTIME),10m) $(FUZZ_PKGS)
 
 .PHONY: test-go
-test-go: envtest ## Only the Go tests (envtest included), without verify and lint.
+test-go: envtest browser-deps ## Only the Go tests (envtest included), without verify and lint.
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: browser-deps
+browser-deps: ## Debian's chromium (apt-get install as root, when $(CHROMIUM) is missing) and the browser test's node modules (npm ci).
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing chromium with apt-get"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+		elif [ -n "$$CI" ]; then \
+			echo "$(CHROMIUM) is missing and cannot be installed here (not root, or no apt-get): apt-get install -y chromium" >&2; exit 1; \
+		else \
+			echo "$(CHROMIUM) is missing: the dashboard's browser test will be skipped (apt-get install -y chromium as root)"; \
+		fi; \
+	fi
+	@if command -v npm >/dev/null; then \
+		cd $(BROWSER_DIR) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error; \
+	elif [ -n "$$CI" ]; then \
+		echo "npm is missing: the dashboard's browser test needs node and npm" >&2; exit 1; \
+	else \
+		echo "npm is missing: the dashboard's browser test will be skipped"; \
+	fi
 
 .PHONY: test-rego
 test-rego: $(OPA) ## The Rego unit tests (built-in rules and the example user policy), with the plain OPA CLI; go test runs them too.

@@ -2,6 +2,7 @@ package charts
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -70,7 +71,7 @@ func TestRenderDefaults(t *testing.T) {
 	r := render(t, nil)
 	want := map[string]int{
 		"CustomResourceDefinition": 7, "ServiceAccount": 1, "ClusterRole": 3, "ClusterRoleBinding": 3,
-		"Role": 1, "RoleBinding": 1, "Service": 2, "Deployment": 1, "NetworkPolicy": 1,
+		"Role": 1, "RoleBinding": 1, "Service": 3, "Deployment": 1, "NetworkPolicy": 1,
 	}
 	if got := kinds(r); !mapsEqual(got, want) {
 		t.Errorf("kinds %v, want %v", got, want)
@@ -83,7 +84,7 @@ func TestRenderDefaults(t *testing.T) {
 	a := args(t, r)
 	for _, want := range []string{"run", "--olm=auto", "--leader-elect=true", "--leader-election-namespace=olmsync-system",
 		"--leader-election-lease-duration=15s", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8080",
-		"--webhook-bind-address=:9292", "--git-cache=/cache/git", "--catalog-cache=/cache/catalogs", "--zap-log-level=info"} {
+		"--webhook-bind-address=:9292", "--dashboard-addr=:9400", "--git-cache=/cache/git", "--catalog-cache=/cache/catalogs", "--zap-log-level=info"} {
 		if !slices.Contains(a, want) {
 			t.Errorf("args %q lack %q", a, want)
 		}
@@ -230,6 +231,25 @@ func TestRenderValues(t *testing.T) {
 			rules, _, _ := unstructured.NestedSlice(find(r, "ClusterRole", "olmsync-apply").Object, "rules")
 			if len(rules) != 3 || rules[2].(map[string]any)["resources"].([]any)[0] != "greetings" {
 				t.Errorf("apply rules %v, want the defaults and the extra one", rules)
+			}
+		}},
+		{"dashboard off", map[string]any{"dashboard": map[string]any{"enabled": false}}, func(t *testing.T, r *Rendered) {
+			if find(r, "Service", "olmsync-dashboard") != nil || !slices.Contains(args(t, r), "--dashboard-addr=") {
+				t.Errorf("a dashboard with dashboard.enabled false: args %q", args(t, r))
+			}
+			if rules := fmt.Sprint(find(r, "ClusterRole", "olmsync-gitops").Object["rules"]); strings.Contains(rules, "tokenreviews") {
+				t.Errorf("the dashboard's rights without the dashboard: %s", rules)
+			}
+		}},
+		{"dashboard with anonymous reads", map[string]any{"dashboard": map[string]any{"anonymousRead": true}}, func(t *testing.T, r *Rendered) {
+			if !slices.Contains(args(t, r), "--dashboard-anonymous-read") || find(r, "Service", "olmsync-dashboard") == nil {
+				t.Errorf("args %q", args(t, r))
+			}
+			rules := fmt.Sprint(find(r, "ClusterRole", "olmsync-gitops").Object["rules"])
+			for _, want := range []string{"tokenreviews", "subjectaccessreviews"} {
+				if !strings.Contains(rules, want) {
+					t.Errorf("the gitops ClusterRole lacks %s: %s", want, rules)
+				}
 			}
 		}},
 		{"no RBAC", map[string]any{"rbac": map[string]any{"create": false}}, func(t *testing.T, r *Rendered) {

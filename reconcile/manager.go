@@ -31,9 +31,11 @@ import (
 	"github.com/olmsync/olmsync/api/crds"
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/internal/kube"
+	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/gitsync"
 	"github.com/olmsync/olmsync/reconcile/metrics"
 	"github.com/olmsync/olmsync/reconcile/olm"
+	"github.com/olmsync/olmsync/reconcile/olm/catalogsource"
 	"github.com/olmsync/olmsync/reconcile/receiver"
 )
 
@@ -105,6 +107,16 @@ type Options struct {
 	// WebhookTimeouts its connections; the zero values are the receiver's defaults.
 	Webhook         receiver.Options
 	WebhookTimeouts receiver.Timeouts
+	// Dashboard configures the dashboard (Addr "" or "0": off).
+	Dashboard DashboardOptions
+}
+
+// DashboardOptions configure the dashboard the manager serves.
+type DashboardOptions struct {
+	// Addr is its listen address; "" or "0" turns it off.
+	Addr string
+	// AnonymousRead lets requests without a token read (writes always need one).
+	AnonymousRead bool
 }
 
 // Manager is the manager and what was decided while building it.
@@ -178,8 +190,13 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 	if err != nil {
 		return nil, fmt.Errorf("new manager: %w", err)
 	}
+	olmOpts := opts.OLMOptions
+	if embedded && olmOpts.Catalogs == nil {
+		// Shared with the dashboard, which draws upgrade graphs from the catalogs loaded.
+		olmOpts.Catalogs = catalogsource.NewRegistry(olmOpts.GlobalCatalogNamespace, resolve.Options{})
+	}
 	if embedded {
-		if err := olm.SetupWithManager(mgr, opts.OLMOptions); err != nil {
+		if err := olm.SetupWithManager(mgr, olmOpts); err != nil {
 			return nil, err
 		}
 	}
@@ -200,6 +217,19 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 			return nil, err
 		}
 		if err := mgr.Add(webhookServer(mgr, unfenced, opts)); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Dashboard.Addr != "" && opts.Dashboard.Addr != "0" {
+		var registry *catalogsource.Registry
+		if embedded {
+			registry = olmOpts.Catalogs
+		}
+		d, err := newDashboard(mgr, cfg, syncs, registry, opts)
+		if err != nil {
+			return nil, err
+		}
+		if err := mgr.Add(d); err != nil {
 			return nil, err
 		}
 	}

@@ -135,8 +135,8 @@ func readFetched(repo *git.Repository, u *remoteURL, name string, commit *object
 	if err != nil {
 		return nil, fmt.Errorf("read %s of %s: %w", state.revision(), u.redacted, err)
 	}
-	return &Tree{FS: fsys, Root: fsys.root, Revision: state.revision(), Commit: state.commit, Source: u.redacted,
-		RepoURL: withoutUserinfo(u.redacted), RepoPath: subdir}, nil
+	return &Tree{FS: fsys, Root: fsys.root, Revision: state.revision(), Commit: state.commit, CommitMeta: commitMetaOf(commit),
+		Source: u.redacted, RepoURL: withoutUserinfo(u.redacted), RepoPath: subdir}, nil
 }
 
 // CleanPath checks a folder of a repository given as a relative path and returns it clean

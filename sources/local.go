@@ -50,8 +50,8 @@ func OpenRevision(dir, rev string, lim Limits) (*Tree, error) {
 		return nil, fmt.Errorf("read revision %q of %s: %w", rev, dir, err)
 	}
 	state := gitState{name: revisionRefName(repo, rev, *hash), commit: hash.String()}
-	return &Tree{FS: fsys, Root: fsys.root, Revision: state.revision(), Commit: state.commit, Source: dir,
-		RepoURL: remoteURLOf(repo), RepoPath: subdir}, nil
+	return &Tree{FS: fsys, Root: fsys.root, Revision: state.revision(), Commit: state.commit, CommitMeta: commitMetaOf(commit),
+		Source: dir, RepoURL: remoteURLOf(repo), RepoPath: subdir}, nil
 }
 
 // unknownRevisionDetail says why go-git could not resolve a revision, when

@@ -7,7 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
+	"unicode/utf8"
 
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
@@ -51,6 +54,9 @@ type Tree struct {
 	Revision string
 	// Commit is the commit's hexadecimal hash, "" outside git.
 	Commit string
+	// CommitMeta is who made the commit and why (its subject and author); the zero
+	// value for a working tree or outside git.
+	CommitMeta CommitMeta
 	// Dirty is true for a working tree whose files differ from its commit
 	// (tracked changes or untracked files that are not ignored).
 	Dirty bool
@@ -128,4 +134,31 @@ func realDir(dir string) (string, error) {
 		return "", &fs.PathError{Op: "open", Path: dir, Err: errors.New("not a directory")}
 	}
 	return real, nil
+}
+
+// CommitMeta is what people know a commit by: the first line of its message, its
+// author's name and date.
+type CommitMeta struct {
+	Subject string
+	Author  string
+	When    time.Time
+}
+
+// maxSubject bounds a commit subject: a message is the committer's to write, and it
+// ends up in a Sync's status.
+const maxSubject = 256
+
+// commitMetaOf reads a commit's subject (its first line, at most maxSubject bytes, cut on
+// a rune boundary) and author.
+func commitMetaOf(c *object.Commit) CommitMeta {
+	subject, _, _ := strings.Cut(strings.TrimLeft(c.Message, "\n"), "\n")
+	subject = strings.TrimSpace(subject)
+	if len(subject) > maxSubject {
+		cut := maxSubject
+		for cut > 0 && !utf8.RuneStart(subject[cut]) {
+			cut--
+		}
+		subject = subject[:cut]
+	}
+	return CommitMeta{Subject: subject, Author: c.Author.Name, When: c.Author.When}
 }

@@ -187,7 +187,8 @@ func installChart(t *testing.T, env *testenv.Env, release string, edit func([]*u
 	// The Deployment's own arguments; then what differs in a test process: the kubeconfig
 	// (in a pod, the mounted token), the caches (emptyDirs in the pod) and the ports.
 	args = append(args[1:], "--kubeconfig", kubeconfig, "--git-cache", t.TempDir(), "--catalog-cache", t.TempDir(),
-		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--webhook-bind-address="+testenv.FreeAddr(t))
+		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--webhook-bind-address="+testenv.FreeAddr(t),
+		"--dashboard-addr="+testenv.FreeAddr(t))
 	out, done := startRunExpecting(t, mayFail, args...)
 	return &chartRun{release: release, namespace: ns, forbidden: seen, out: out, done: done}
 }

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/tree"
 )
 
 // eventsOptions are the flags of olmsync events.
@@ -101,9 +102,9 @@ func (o *eventsOptions) run(ctx context.Context, s *syncSession) error {
 		if err != nil {
 			return err
 		}
-		root.walk(func(n *treeNode) {
-			objects[objectKey{n.kind, n.namespace, n.name}] = true
-			ns := n.namespace
+		root.Walk(func(n *tree.Node) {
+			objects[objectKey{n.Kind, n.Namespace, n.Name}] = true
+			ns := n.Namespace
 			if ns == "" {
 				ns = metav1.NamespaceDefault
 			}
@@ -160,7 +161,7 @@ func writeEvents(w io.Writer, events []corev1.Event, now time.Time) error {
 	fmt.Fprintln(tw, "LAST SEEN\tTYPE\tREASON\tOBJECT\tMESSAGE")
 	for i := range events {
 		ev := &events[i]
-		obj := (&treeNode{kind: ev.InvolvedObject.Kind, namespace: ev.InvolvedObject.Namespace, name: ev.InvolvedObject.Name}).label()
+		obj := (&tree.Node{Kind: ev.InvolvedObject.Kind, Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name}).Label()
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", duration.HumanDuration(now.Sub(eventTime(ev))), ev.Type, ev.Reason, obj, oneLine(ev.Message))
 	}
 	return tw.Flush()

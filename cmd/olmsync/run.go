@@ -34,6 +34,8 @@ type runOptions struct {
 	globalCatalogNamespace  string
 	metricsAddr, probeAddr  string
 	webhookAddr             string
+	dashboardAddr           string
+	dashboardAnonymousRead  bool
 	webhook                 receiver.Options
 	webhookReadTimeout      time.Duration
 	leaderElect             bool
@@ -108,6 +110,8 @@ branch; local sources are then allowed).`,
 	f.BoolVar(&o.plainHTTPRegistries, "allow-plain-http-registries", false, "let catalog and bundle images be pulled over plain HTTP (default: HTTPS only, on loopback and private addresses too)")
 	f.BoolVar(&o.installCRDs, "install-crds", false, "apply olmsync's CRDs before starting (a cluster without the Helm chart)")
 	f.StringVar(&o.webhookAddr, "webhook-bind-address", ":9292", `webhook receiver address, serving /hooks/<namespace>/<sync> ("0" turns it off)`)
+	f.StringVar(&o.dashboardAddr, "dashboard-addr", "", `dashboard address, serving the dashboard and its API /api/v1/ ("" turns it off; with --local, 127.0.0.1:9400 unless set)`)
+	f.BoolVar(&o.dashboardAnonymousRead, "dashboard-anonymous-read", false, "let dashboard requests without a bearer token read every Sync and its objects (writes always need a token a TokenReview accepts and a SubjectAccessReview allows; with --local, on unless set)")
 	f.IntVar(&o.webhook.RatePerMinute, "webhook-rate-limit", receiver.DefaultRatePerMinute, "webhook requests one client address may make a minute (in bursts of 20); more are answered 429 before anything is read (negative: no limit)")
 	f.DurationVar(&o.webhookReadTimeout, "webhook-read-timeout", receiver.DefaultTimeouts.Read, "time the webhook receiver gives a client to send a whole request, body included")
 	f.DurationVar(&o.webhook.ReplayWindow, "webhook-replay-window", receiver.DefaultReplayWindow, "how long a verified webhook delivery is remembered (its delivery ID and body): the same delivery again within it asks for nothing")
@@ -165,6 +169,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 			}
 		}()
 		o.kubeconfig, o.installCRDs = kubeconfig, true
+		o.localDashboard(cmd)
 	}
 	cfg, err := o.restConfig()
 	if err != nil {
@@ -213,6 +218,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		WebhookAddr:             o.webhookAddr,
 		Webhook:                 o.webhook,
 		WebhookTimeouts:         receiver.Timeouts{Read: o.webhookReadTimeout},
+		Dashboard:               reconcile.DashboardOptions{Addr: o.dashboardAddr, AnonymousRead: o.dashboardAnonymousRead},
 		LeaderElection:          o.leaderElect,
 		LeaderElectionNamespace: leaseNamespace,
 		LeaderElectionTimings:   o.leaseTimings,
@@ -240,6 +246,26 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		return nil
 	}
 	return err
+}
+
+// LocalDashboardAddr is where `olmsync run --local` serves the dashboard unless
+// --dashboard-addr says otherwise: loopback only.
+const LocalDashboardAddr = "127.0.0.1:9400"
+
+// localDashboard turns the dashboard on for --local: on loopback, where only this
+// machine's users reach it, and readable without a token there (the local control plane
+// is the user's own; writes still need one) unless the flags say otherwise.
+func (o *runOptions) localDashboard(cmd *cobra.Command) {
+	if !cmd.Flags().Changed("dashboard-addr") {
+		o.dashboardAddr = LocalDashboardAddr
+	}
+	if !cmd.Flags().Changed("dashboard-anonymous-read") {
+		o.dashboardAnonymousRead = true
+	}
+	if o.dashboardAddr != "" && o.dashboardAddr != "0" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "olmsync: the dashboard is at http://%s/ (actions need a token: kubectl --kubeconfig %s create token <service account>)\n",
+			o.dashboardAddr, filepath.Join(o.localDir, "kubeconfig"))
+	}
 }
 
 // validTimings refuses lease timings under which a leader could be deposed while it still

@@ -8,6 +8,7 @@ import (
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/reconcile/apply"
+	"github.com/olmsync/olmsync/reconcile/inventory"
 )
 
 // lastApply is what the reconciler remembers of a Sync's last apply. A reconcile with no
@@ -74,4 +75,22 @@ func (m *memory) forget(k types.NamespacedName) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.m, k)
+}
+
+// AppsOf maps the inventory ID of each object the last apply of a Sync rendered to its
+// app, for the dashboard's tree (status.inventory does not say which app an object is
+// of). It is nil when this process has not applied the Sync since it started: another
+// replica leads, or the first reconcile is still to come.
+func (r *Reconciler) AppsOf(k types.NamespacedName) map[string]string {
+	last := r.memory.get(k)
+	if last == nil || last.build == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, a := range last.build.Apps {
+		for _, o := range a.Objects {
+			out[inventory.EntryOfRendered(o).ID()] = a.Name
+		}
+	}
+	return out
 }

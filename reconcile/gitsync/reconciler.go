@@ -161,9 +161,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
 		}
 	}
+	var p *pass
 	defer func() {
 		obj.Status.ObservedGeneration = obj.Generation
 		obj.Status.LastHandledReconcileAt = requestedAt(obj)
+		r.recordHistory(obj, p, start, readyBefore)
 		retErr = r.patch(ctx, obj, patcher, retErr)
 		r.event(obj, readyBefore)
 		r.Metrics.RecordReconcile(obj, start)
@@ -179,7 +181,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			return ctrl.Result{}, fmt.Errorf("patch status: %w", err)
 		}
 	}
-	p := &pass{patcher: patcher, last: r.memory.get(req.NamespacedName)}
+	p = &pass{patcher: patcher, last: r.memory.get(req.NamespacedName)}
 	err := r.run(ctx, obj, p, []step{r.dependencies, r.fetch, r.build, r.apply, r.prune, r.checkHealth})
 	res, err := r.result(ctx, obj, p, err)
 	r.notify(ctx, obj, p)

@@ -143,6 +143,7 @@ func (r *Reconciler) apply(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pa
 			r.revisionChanged(ctx, obj, p)
 		}
 		obj.Status.LastAppliedRevision = p.tree.Revision
+		obj.Status.LastAppliedCommit = commitMetadata(p.tree.CommitMeta)
 	}
 	r.memory.set(key(obj), &lastApply{uid: obj.UID, generation: obj.Generation, requestedAt: requestedAt(obj),
 		revision: p.tree.Revision, at: r.clock(), build: p.build, applied: res, retry: needsRetry(res)})

@@ -448,6 +448,17 @@ type SyncStatus struct {
 	// LastAppliedRevision is the revision whose objects were last applied in full.
 	// +optional
 	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
+	// LastAppliedCommit is the commit of LastAppliedRevision: its subject and author, for
+	// people (the dashboard, `kubectl get -o yaml`) who know a change by its message.
+	// +optional
+	LastAppliedCommit *CommitMetadata `json:"lastAppliedCommit,omitempty"`
+
+	// History is the last reconciles that applied, or that ended otherwise than the one
+	// before, newest first, at most MaxHistory of them. Reconciles in a row of the same
+	// revision with the same result are one entry, counted, as Flux's status.history.
+	// +optional
+	// +kubebuilder:validation:MaxItems=10
+	History []ReconcileSnapshot `json:"history,omitempty"`
 
 	// Inventory is every object this Sync applied, or began to apply: the objects of a
 	// revision are added before its apply starts, so that an apply cut short leaves
@@ -485,13 +496,50 @@ type SyncStatus struct {
 	ViolationCount int `json:"violationCount,omitempty"`
 }
 
-// MaxViolations bounds status.violations, and MaxAppResources each app's list of objects
-// that are not Synced and Healthy, so that the status of a large repository stays far
-// below the API server's object size limit.
+// MaxViolations bounds status.violations, MaxAppResources each app's list of objects
+// that are not Synced and Healthy, and MaxHistory status.history, so that the status of a
+// large repository stays far below the API server's object size limit.
 const (
 	MaxViolations   = 100
 	MaxAppResources = 50
+	MaxHistory      = 10
 )
+
+// MaxCommitSubject bounds the commit subject kept in status.lastAppliedCommit.
+const MaxCommitSubject = 256
+
+// CommitMetadata says who made a commit and why.
+type CommitMetadata struct {
+	// Subject is the first line of the commit message, at most MaxCommitSubject bytes.
+	// +optional
+	Subject string `json:"subject,omitempty"`
+	// Author is the commit author's name (not the address).
+	// +optional
+	Author string `json:"author,omitempty"`
+	// Time is the author's date.
+	// +optional
+	Time *metav1.Time `json:"time,omitempty"`
+}
+
+// ReconcileSnapshot is one run of reconciles of a revision with the same result.
+type ReconcileSnapshot struct {
+	// Revision is the revision reconciled (LastAppliedRevision when the fetch failed).
+	Revision string `json:"revision"`
+	// FirstReconciled and LastReconciled are when the first and the last reconcile of
+	// the run started.
+	FirstReconciled metav1.Time `json:"firstReconciled"`
+	LastReconciled  metav1.Time `json:"lastReconciled"`
+	// LastReconciledDuration is how long the last reconcile of the run took.
+	LastReconciledDuration metav1.Duration `json:"lastReconciledDuration"`
+	// LastReconciledStatus is the reason of Ready at its end (ReconciliationSucceeded,
+	// a failing step's reason, WaitingForApproval, Progressing, Suspended).
+	LastReconciledStatus string `json:"lastReconciledStatus"`
+	// Applied: the last reconcile of the run applied the revision's objects.
+	// +optional
+	Applied bool `json:"applied,omitempty"`
+	// TotalReconciles counts the reconciles of the run.
+	TotalReconciles int64 `json:"totalReconciles"`
+}
 
 // PruneSummary is what one prune did.
 type PruneSummary struct {

@@ -1,0 +1,75 @@
+package dashboard_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestBrowser drives the dashboard in Debian's chromium through playwright-core
+// (testdata/browser/dashboard.mjs) against a manager on envtest syncing a repository
+// from a git server on loopback: the list shows a Synced/Healthy and a Degraded app and
+// keeps its filter in the URL; the tree shows Subscription → InstallPlan → CSV with OLM's
+// phase and reason; a violation links to its file and line; approving the Manual
+// InstallPlan without a token, or with one lacking the right, is refused and changes
+// nothing; with an allowed token it installs the CSV and the page follows without a
+// reload. Screenshots go to $OLMSYNC_ARTIFACTS (else a temporary folder, logged).
+//
+// `make browser-deps` installs chromium and the node modules; `make test` runs it first.
+// Without them the test is skipped, unless CI is set: then it fails.
+func TestBrowser(t *testing.T) {
+	chromium := os.Getenv("OLMSYNC_CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	node, err := exec.LookPath("node")
+	missing := ""
+	switch {
+	case err != nil:
+		missing = "node"
+	case !exists(chromium):
+		missing = chromium
+	case !exists(filepath.Join("testdata", "browser", "node_modules", "playwright-core", "package.json")):
+		missing = "dashboard/testdata/browser/node_modules (npm ci)"
+	}
+	if missing != "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("browser test: %s is missing; `make browser-deps` installs chromium and the node modules", missing)
+		}
+		t.Skipf("browser test skipped: %s is missing; run `make browser-deps` (apt-get install chromium, npm ci)", missing)
+	}
+	artifacts := os.Getenv("OLMSYNC_ARTIFACTS")
+	if artifacts == "" {
+		artifacts = t.TempDir()
+	}
+	artifacts, err = filepath.Abs(filepath.Join(artifacts, "dashboard"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots in %s", artifacts)
+
+	sc := newScenario(t, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "dashboard.mjs")
+	cmd.Dir = filepath.Join("testdata", "browser")
+	cmd.Env = append(os.Environ(),
+		"DASHBOARD_URL="+sc.url, "SYNC="+sc.sync.Namespace+"/"+sc.sync.Name, "TEAM_NS="+sc.ns,
+		"VIEWER_TOKEN="+sc.viewer, "APPROVER_TOKEN="+sc.approver, "ARTIFACTS="+artifacts, "CHROMIUM="+chromium)
+	out, err := cmd.CombinedOutput()
+	t.Logf("node dashboard.mjs:\n%s", out)
+	if err != nil {
+		t.Fatalf("the browser test failed: %v (screenshots in %s)", err, artifacts)
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
