@@ -50,14 +50,18 @@ const stillPending = () => page.evaluate(async ([ns, name, team]) => {
   return v.approvalsPending.some((p) => p.namespace === team);
 }, [syncNS, syncName, teamNS]);
 const shot = (name) => page.screenshot({ path: join(artifacts, name + ".png"), fullPage: true });
+// figure prints a time the closing notes quote: from an action to the page showing it.
+const figure = (name, since) => console.log(`figure ${name} ${(performance.now() - since).toFixed(0)} ms`);
 
 try {
   step = "the list shows a Synced/Healthy and a Degraded app";
+  let since = performance.now();
   await page.goto(url + "/#/");
   const card = `.sync-card[data-sync="${syncNS}/${syncName}"]`;
   await page.waitForSelector(`${card} .app[data-app="cluster-scope"][data-sync-status="Synced"][data-health="Healthy"]`);
   await page.waitForSelector(`${card} .app[data-app="broken"][data-health="Degraded"]`);
   await page.waitForSelector(`${card} .app[data-app="team"][data-health="WaitingForApproval"]`);
+  figure("list-first-render", since);
   check((await page.textContent(`${card} .commit`)).includes("initial"), "the card names the commit");
   await shot("01-list");
 
@@ -72,10 +76,12 @@ try {
   await shot("02-list-degraded");
 
   step = "the tree shows Subscription → InstallPlan → CSV with OLM's phase";
+  since = performance.now();
   await page.goto(`${url}/#/syncs/${syncNS}/${syncName}`);
   const sub = `li:has(> .node[data-kind="Subscription"][data-name="widget"])`;
   const plan = `${sub} li:has(> .node[data-kind="InstallPlan"][data-phase="RequiresApproval"])`;
   await page.waitForSelector(plan);
+  figure("sync-view-first-render", since);
   await page.waitForSelector(`${plan} .node[data-kind="ClusterServiceVersion"][data-name="widget.v1.0.0"]`);
   await page.waitForSelector(`li:has(> .node[data-kind="Subscription"][data-name="ghost"]) > .node[data-health="Degraded"] .badge.reason`);
   await shot("03-tree-waiting-for-approval");
@@ -132,11 +138,16 @@ try {
   await page.fill("#token-input", env("APPROVER_TOKEN"));
   await page.click("#token-save");
   await page.waitForFunction(() => document.getElementById("who").textContent.includes(":approver"));
+  since = performance.now();
   await page.click(approve);
   await page.waitForSelector("#message.ok");
+  figure("approve-answered", since);
   check((await page.textContent("#message")).includes(":approver"), "the page names who approved");
   const installed = `${sub} .node[data-kind="ClusterServiceVersion"][data-name="widget.v1.0.0"][data-phase="Succeeded"]`;
   await page.waitForSelector(installed);
+  // From the click to the page showing the installed CSV, through the embedded OLM's
+  // install and the stream (no reload).
+  figure("approve-to-csv-succeeded-on-page", since);
   check((await page.textContent(installed)).includes("InstallSucceeded"), "the CSV shows OLM's reason InstallSucceeded");
   check(await page.evaluate(() => window.__olmsyncNoReload === true), "the page was not reloaded");
   await shot("07-approved-installed");
