@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -116,6 +120,33 @@ func BenchmarkDashboard(b *testing.B) {
 				b.Fatalf("no CSV Succeeded in the view: %.300s", body)
 			}
 		}
+	})
+	// browser: the same in Debian's chromium (bench.mjs): the list of 200 Syncs drawn, a
+	// Sync's view drawn, and a status patch shown on the page through the stream.
+	b.Run("browser", func(b *testing.B) {
+		node, chromium := browserTools(b)
+		k := keys[0]
+		var list, view, update float64
+		for b.Loop() {
+			figures := runBenchPage(b, node, chromium, url, ns, k, func() {
+				patch := `{"status":{"apps":[{"name":"team","namespace":"` + ns + `","sync":"Synced","health":"Degraded","objects":8}]}}`
+				obj := &olmsyncv1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}}
+				if err := env.Client.Status().Patch(context.Background(), obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+					b.Fatal(err)
+				}
+			})
+			list, view, update = list+figures["list-render-ms"], view+figures["view-render-ms"], update+figures["update-on-page-ms"]
+			// Back to Healthy for the next round.
+			patch := `{"status":{"apps":[{"name":"team","namespace":"` + ns + `","sync":"Synced","health":"Healthy","objects":8}]}}`
+			obj := &olmsyncv1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}}
+			if err := env.Client.Status().Patch(context.Background(), obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+				b.Fatal(err)
+			}
+		}
+		n := float64(b.N)
+		b.ReportMetric(list/n, "list-render-ms")
+		b.ReportMetric(view/n, "view-render-ms")
+		b.ReportMetric(update/n, "update-on-page-ms")
 	})
 	b.Run("update", func(b *testing.B) {
 		resp := openStream(b, url)
@@ -238,4 +269,54 @@ func seedSync(b *testing.B, env *testenv.Env, syncNS string, i int) types.Namesp
 		b.Fatal(err)
 	}
 	return client.ObjectKeyFromObject(s)
+}
+
+// runBenchPage runs bench.mjs once: patch is called when the page waits for the status
+// change. It returns the figures the script printed.
+func runBenchPage(b *testing.B, node, chromium, url, ns string, k types.NamespacedName, patch func()) map[string]float64 {
+	b.Helper()
+	cmd := exec.Command(node, "bench.mjs")
+	cmd.Dir = filepath.Join("testdata", "browser")
+	cmd.Env = append(os.Environ(), "DASHBOARD_URL="+url, "NAMESPACE="+ns, "SYNC="+k.String(),
+		"COUNT="+strconv.Itoa(benchSyncs), "CHROMIUM="+chromium)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	figures := map[string]float64{}
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "ready-for-update" {
+			patch()
+			if _, err := io.WriteString(stdin, "patched\n"); err != nil {
+				b.Fatal(err)
+			}
+			continue
+		}
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "figure" {
+			v, err := strconv.ParseFloat(f[2], 64)
+			if err != nil {
+				b.Fatalf("bench.mjs: %q", line)
+			}
+			figures[f[1]] = v
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		b.Fatalf("bench.mjs: %v", err)
+	}
+	for _, name := range []string{"list-render-ms", "view-render-ms", "update-on-page-ms"} {
+		if _, ok := figures[name]; !ok {
+			b.Fatalf("bench.mjs printed no %s", name)
+		}
+	}
+	return figures
 }

@@ -21,31 +21,12 @@ import (
 // `make browser-deps` installs chromium and the node modules; `make test` runs it first.
 // Without them the test is skipped, unless CI is set: then it fails.
 func TestBrowser(t *testing.T) {
-	chromium := os.Getenv("OLMSYNC_CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	node, err := exec.LookPath("node")
-	missing := ""
-	switch {
-	case err != nil:
-		missing = "node"
-	case !exists(chromium):
-		missing = chromium
-	case !exists(filepath.Join("testdata", "browser", "node_modules", "playwright-core", "package.json")):
-		missing = "dashboard/testdata/browser/node_modules (npm ci)"
-	}
-	if missing != "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("browser test: %s is missing; `make browser-deps` installs chromium and the node modules", missing)
-		}
-		t.Skipf("browser test skipped: %s is missing; run `make browser-deps` (apt-get install chromium, npm ci)", missing)
-	}
+	node, chromium := browserTools(t)
 	artifacts := os.Getenv("OLMSYNC_ARTIFACTS")
 	if artifacts == "" {
 		artifacts = t.TempDir()
 	}
-	artifacts, err = filepath.Abs(filepath.Join(artifacts, "dashboard"))
+	artifacts, err := filepath.Abs(filepath.Join(artifacts, "dashboard"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,4 +53,31 @@ func TestBrowser(t *testing.T) {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// browserTools finds node and chromium and the browser test's node modules; without them
+// the test is skipped, unless CI is set: then it fails.
+func browserTools(tb testing.TB) (node, chromium string) {
+	tb.Helper()
+	chromium = os.Getenv("OLMSYNC_CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	node, err := exec.LookPath("node")
+	missing := ""
+	switch {
+	case err != nil:
+		missing = "node"
+	case !exists(chromium):
+		missing = chromium
+	case !exists(filepath.Join("testdata", "browser", "node_modules", "playwright-core", "package.json")):
+		missing = "dashboard/testdata/browser/node_modules (npm ci)"
+	}
+	if missing != "" {
+		if os.Getenv("CI") != "" {
+			tb.Fatalf("browser test: %s is missing; `make browser-deps` installs chromium and the node modules", missing)
+		}
+		tb.Skipf("browser test skipped: %s is missing; run `make browser-deps` (apt-get install chromium, npm ci)", missing)
+	}
+	return node, chromium
 }
