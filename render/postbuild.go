@@ -120,7 +120,7 @@ func (pb *PostBuild) kustomize(objs []*Object) error {
 		m.SetAnnotations(ann)
 		b, err := yaml.Marshal(m.Object)
 		if err != nil {
-			return fmt.Errorf("%w: encode %s: %v", ErrPostBuild, describeObject(o), err)
+			return fmt.Errorf("%w: encode %s: %w", ErrPostBuild, describeObject(o), err)
 		}
 		in.WriteString("---\n")
 		in.Write(b)
@@ -139,7 +139,7 @@ func (pb *PostBuild) kustomize(objs []*Object) error {
 	}
 	kb, err := yaml.Marshal(k)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrPostBuild, err)
+		return fmt.Errorf("%w: %w", ErrPostBuild, err)
 	}
 	fs := filesys.MakeFsInMemory()
 	if err := fs.WriteFile("/post-build/objects.yaml", in.Bytes()); err != nil {
@@ -155,13 +155,13 @@ func (pb *PostBuild) kustomize(objs []*Object) error {
 	})
 	m, err := kz.Run(fs, "/post-build")
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrPostBuild, err)
+		return fmt.Errorf("%w: %w", ErrPostBuild, err)
 	}
 	seen := make([]bool, len(objs))
 	for _, res := range m.Resources() {
 		u, err := toUnstructured(&res.RNode)
 		if err != nil {
-			return fmt.Errorf("%w: decode %s: %v", ErrPostBuild, res.CurId(), err)
+			return fmt.Errorf("%w: decode %s: %w", ErrPostBuild, res.CurId(), err)
 		}
 		ann := u.GetAnnotations()
 		i, err := strconv.Atoi(ann[indexAnnotation])
@@ -205,7 +205,7 @@ func (pb *PostBuild) substitute(o *Object) error {
 	}
 	b, err := yaml.Marshal(o.Manifest.Object)
 	if err != nil {
-		return fmt.Errorf("%w: encode %s: %v", ErrPostBuild, describeObject(o), err)
+		return fmt.Errorf("%w: encode %s: %w", ErrPostBuild, describeObject(o), err)
 	}
 	// Unset variables are empty, as with Flux's default; in strict mode they are an error
 	// (the mapping says the variable does not exist), unless the reference has a default.
@@ -214,20 +214,20 @@ func (pb *PostBuild) substitute(o *Object) error {
 		return v, ok || !pb.StrictSubstitute
 	})
 	if err != nil {
-		return fmt.Errorf("%w: substitute variables in %s: %v", ErrPostBuild, describeObject(o), err)
+		return fmt.Errorf("%w: substitute variables in %s: %w", ErrPostBuild, describeObject(o), err)
 	}
 	// A value can bring YAML structure of its own (anchors included): the result passes
 	// the same limits as a file of the repository.
 	if err := safeyaml.Check(o.Source.File, []byte(text)); err != nil {
-		return fmt.Errorf("%w: %s after substitution: %v", ErrPostBuild, describeObject(o), err)
+		return fmt.Errorf("%w: %s after substitution: %w", ErrPostBuild, describeObject(o), err)
 	}
 	rn, err := kyaml.Parse(text)
 	if err != nil {
-		return fmt.Errorf("%w: %s is not valid YAML after substitution: %v", ErrPostBuild, describeObject(o), err)
+		return fmt.Errorf("%w: %s is not valid YAML after substitution: %w", ErrPostBuild, describeObject(o), err)
 	}
 	u, err := toUnstructured(rn)
 	if err != nil {
-		return fmt.Errorf("%w: %s after substitution: %v", ErrPostBuild, describeObject(o), err)
+		return fmt.Errorf("%w: %s after substitution: %w", ErrPostBuild, describeObject(o), err)
 	}
 	o.Manifest = u
 	return nil

@@ -1,6 +1,7 @@
 package archtest
 
 import (
+	"errors"
 	"go/build"
 	"os"
 	"path/filepath"
@@ -55,7 +56,8 @@ func (g *graph) load(t *testing.T, path string) []string {
 	dir := filepath.Join(g.root, strings.TrimPrefix(path, module+"/"))
 	pkg, err := build.ImportDir(dir, 0)
 	if err != nil {
-		if _, ok := err.(*build.NoGoError); ok {
+		var noGo *build.NoGoError
+		if errors.As(err, &noGo) {
 			return nil
 		}
 		t.Fatalf("%s: %v", dir, err)

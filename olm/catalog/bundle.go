@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/olmsync/olmsync/olm/semverrange"
 	"io/fs"
 	"path"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/olmsync/olmsync/internal/safeyaml"
+	"github.com/olmsync/olmsync/olm/semverrange"
 )
 
 // The annotations of a bundle's metadata/annotations.yaml.

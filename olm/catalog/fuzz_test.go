@@ -17,10 +17,6 @@ import (
 // maxSeed keeps the fuzzers' inputs small enough for many executions a second.
 const maxSeed = 32 << 10
 
-// maxSeeds bounds the seeds taken from the shared data: every seed is run before fuzzing
-// starts, and `make fuzz` gives each target only seconds.
-const maxSeeds = 60
-
 // bundlesRoot is the shared data's folder of real bundles and package manifests.
 const bundlesRoot = "data/catalogs/community-operators-bundles"
 

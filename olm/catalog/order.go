@@ -2,11 +2,12 @@ package catalog
 
 import (
 	"fmt"
-	"github.com/olmsync/olmsync/olm/semverrange"
 	"slices"
 	"strings"
 
 	"github.com/blang/semver/v4"
+
+	"github.com/olmsync/olmsync/olm/semverrange"
 )
 
 // OrderFailure says why a channel has no order.

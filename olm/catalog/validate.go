@@ -2,11 +2,12 @@ package catalog
 
 import (
 	"fmt"
-	"github.com/olmsync/olmsync/olm/semverrange"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/olmsync/olmsync/olm/semverrange"
 )
 
 // Validate returns every problem of the catalog: those found while reading (c.Problems)

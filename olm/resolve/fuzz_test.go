@@ -2,7 +2,6 @@ package resolve_test
 
 import (
 	"fmt"
-	"github.com/olmsync/olmsync/olm/semverrange"
 	"slices"
 	"testing"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/olm/resolve"
+	"github.com/olmsync/olmsync/olm/semverrange"
 )
 
 // FuzzResolve builds a small catalog and namespace from the fuzzer's bytes — three packages

@@ -3,13 +3,13 @@ package resolve
 import (
 	"errors"
 	"fmt"
-	"github.com/olmsync/olmsync/olm/semverrange"
 	"slices"
 	"strings"
 
 	"github.com/blang/semver/v4"
 
 	"github.com/olmsync/olmsync/olm/catalog"
+	"github.com/olmsync/olmsync/olm/semverrange"
 )
 
 // A predicate is one dependency of a bundle: what a bundle must be to satisfy it. String is

@@ -65,7 +65,7 @@ func (r *Reconciler) postStatus(ctx context.Context, obj *olmsyncv1alpha1.Sync, 
 	}
 	token := strings.TrimSpace(string(secret.Data["token"]))
 	if token == "" {
-		return fmt.Errorf("Secret %s of spec.notify.secretRef: %w under the key \"token\"", key, notify.ErrNoToken)
+		return fmt.Errorf("spec.notify.secretRef: Secret %s has %w under the key \"token\"", key, notify.ErrNoToken)
 	}
 	return notify.Post(ctx, r.Options.HTTPClient, target, st, token)
 }

@@ -63,7 +63,7 @@ func (r *Reconciler) build(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pa
 // Secrets are read as the Sync's service account when it names one. A variable source
 // that cannot be read fails the build: nothing is applied or pruned.
 func (r *Reconciler) postBuild(ctx context.Context, obj *olmsyncv1alpha1.Sync) (*render.PostBuild, error) {
-	var reader client.Reader = r.APIReader
+	reader := r.APIReader
 	if obj.Spec.PostBuild != nil && len(obj.Spec.PostBuild.SubstituteFrom) > 0 && obj.Spec.ServiceAccountName != "" {
 		c, err := r.clientFor(ctx, obj)
 		if err != nil {
