@@ -298,24 +298,6 @@ func TestRestartMidInstall(t *testing.T) {
 			}
 		}
 	}
-	// OLM's plan execution labels every object it writes olm.managed=true: CRDs in
-	// pkg/controller/operators/catalog/step.go:139 and :245, the CSV, ServiceAccounts, Roles,
-	// RoleBindings and the other kinds in operator.go ExecutePlan (:2561 ... :2885).
-	for _, s := range ip.Status.Plan {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(schema.GroupVersionKind{Group: s.Resource.Group, Version: s.Resource.Version, Kind: s.Resource.Kind})
-		key := client.ObjectKey{Namespace: ns, Name: s.Resource.Name}
-		if s.Resource.Kind == "CustomResourceDefinition" {
-			key.Namespace = ""
-		}
-		if err := env.Client.Get(ctx, key, u); err != nil {
-			t.Errorf("step %s %s: %v", s.Resource.Kind, s.Resource.Name, err)
-			continue
-		}
-		if got := u.GetLabels()["olm.managed"]; got != "true" {
-			t.Errorf("%s %s: label olm.managed=%q, want \"true\" (labels %v)", s.Resource.Kind, s.Resource.Name, got, u.GetLabels())
-		}
-	}
 	// The CSV's permissions; the OperatorCondition's Role (olm.managed only) is not one.
 	var roles rbacv1.RoleList
 	if err := env.Client.List(ctx, &roles, client.InNamespace(ns), client.MatchingLabels{"olm.owner.kind": "ClusterServiceVersion"}); err != nil {
