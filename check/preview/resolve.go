@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/olm/resolve"
@@ -78,7 +79,7 @@ func resolveNamespaces(r *resolve.Resolver, v *view) map[string]*resolve.Result 
 	for _, e := range v.subscriptions {
 		ns := byNS[e.sub.Namespace]
 		if ns == nil {
-			ns = &resolve.Namespace{Name: e.sub.Namespace, ExcludeGlobalCatalogs: excludesGlobalCatalogs(v, e.sub.Namespace)}
+			ns = &resolve.Namespace{Name: e.sub.Namespace, ExcludeGlobalCatalogs: excludesGlobalCatalogs(v, e.sub.Namespace), FailForward: failsForward(v, e.sub.Namespace)}
 			for _, c := range v.csvs {
 				if c.Namespace == e.sub.Namespace {
 					ns.CSVs = append(ns.CSVs, c)
@@ -116,6 +117,17 @@ func resolveNamespaces(r *resolve.Resolver, v *view) map[string]*resolve.Result 
 func excludesGlobalCatalogs(v *view, ns string) bool {
 	gs := v.groupsOf(ns)
 	return len(gs) == 1 && gs[0].og.Annotations[resolve.ExcludeGlobalCatalogsAnnotation] == "true"
+}
+
+// failsForward reports whether the namespace's OperatorGroups let OLM fail forward
+// (resolve.FailForwardEnabled, as the Subscription controller asks it).
+func failsForward(v *view, ns string) bool {
+	gs := v.groupsOf(ns)
+	ogs := make([]*operatorsv1.OperatorGroup, 0, len(gs))
+	for _, g := range gs {
+		ogs = append(ogs, &g.og)
+	}
+	return resolve.FailForwardEnabled(ogs...)
 }
 
 // assumeBase makes the cluster run what the base revision installs, where the cluster

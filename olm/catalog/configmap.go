@@ -37,6 +37,10 @@ func ReadConfigMap(data []byte, name string) (*Catalog, error) {
 	return c, nil
 }
 
+// MessageMissingKey is operator-registry's error for a ConfigMap catalog without one of its
+// keys (pkg/sqlite/configmap.go, Populate).
+const MessageMissingKey = "couldn't find expected key %s in configmap"
+
 // LoadConfigMap reads OLM's ConfigMap catalog format: keys customResourceDefinitions,
 // clusterServiceVersions and packages, each a YAML list. Each package is built like a
 // package manifest folder, its channels walked down the CSVs' spec.replaces; each bundle
@@ -50,6 +54,13 @@ func LoadConfigMap(cm *corev1.ConfigMap) *Catalog {
 	crds := readConfigMapCRDs(cm, cmName, v)
 	csvs, csvOrigins := readConfigMapCSVs(cm, cmName, v)
 	manifests := readConfigMapList(cm, ConfigMapKeyPackages, cmName, v)
+	// operator-registry's ConfigMapLoader (which OLM's configmap registry runs) refuses a
+	// ConfigMap without these keys; without them nothing of the catalog could be served.
+	for _, key := range []string{ConfigMapKeyCSVs, ConfigMapKeyPackages} {
+		if _, ok := cm.Data[key]; !ok {
+			v.add(SeverityError, CodeParse, Origin{File: cmName}, "", "", "", MessageMissingKey, key)
+		}
+	}
 
 	claimed := map[string]bool{}
 	for i, raw := range manifests {

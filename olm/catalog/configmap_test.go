@@ -102,6 +102,7 @@ func TestLoadConfigMap(t *testing.T) {
 				return configMap("", "-\n", "")
 			},
 			problems: []problemKey{
+				errorKey(CodeParse, "", "", "", "couldn't find expected key packages in configmap"),
 				errorKey(CodeParse, "", "", "", "decode ClusterServiceVersion: a ClusterServiceVersion must be an object, not null"),
 			},
 		},
@@ -198,4 +199,36 @@ func dropFacts(facts []string, prefix string) []string {
 		}
 	}
 	return out
+}
+
+// TestLoadConfigMapMissingKey: a ConfigMap catalog without packages (or without
+// clusterServiceVersions) is an error with operator-registry's words, as its ConfigMapLoader
+// refuses it (vendor/github.com/operator-framework/operator-registry/pkg/sqlite/configmap.go
+// :106 and :163 in OLM's tree: "couldn't find expected key %s in configmap"), not a catalog
+// with warnings.
+func TestLoadConfigMapMissingKey(t *testing.T) {
+	csv := csvYAML("example.v0.1.2", "0.1.2", "", nil, "")
+	pkgs := "- packageName: example\n  channels:\n  - name: alpha\n    currentCSV: example.v0.1.2\n  defaultChannel: alpha\n"
+	tests := []struct {
+		name string
+		cm   *corev1.ConfigMap
+		want []string
+	}{
+		{"no packages", configMap("", yamlList(t, csv), ""), []string{"couldn't find expected key packages in configmap"}},
+		{"no clusterServiceVersions", configMap("", "", pkgs), []string{"couldn't find expected key clusterServiceVersions in configmap"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := LoadConfigMap(tt.cm)
+			var got []string
+			for _, p := range c.Problems {
+				if p.Severity == SeverityError && strings.Contains(p.Message, "expected key") {
+					got = append(got, p.Message)
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("errors (-want +got):\n%s\nall problems: %+v", diff, c.Problems)
+			}
+		})
+	}
 }

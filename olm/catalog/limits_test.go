@@ -51,7 +51,7 @@ func TestHostileInputIsRefused(t *testing.T) {
 		}
 	})
 	t.Run("a ConfigMap's list value", func(t *testing.T) {
-		c := LoadConfigMap(configMap("", bomb, ""))
+		c := LoadConfigMap(configMap("", bomb, "[]"))
 		if len(c.Problems) != 1 || !strings.Contains(c.Problems[0].Message, "excessive aliasing") {
 			t.Errorf("problems = %v, want one naming the aliasing of clusterServiceVersions", c.Problems)
 		}

@@ -60,6 +60,11 @@ type Namespace struct {
 	// ExcludeGlobalCatalogs is true when the namespace's OperatorGroup carries the annotation
 	// olm.operatorframework.io/exclude-global-namespace-resolution: "true".
 	ExcludeGlobalCatalogs bool
+	// FailForward is true when the namespace's OperatorGroup has the
+	// TechPreviewUnsafeFailForward upgrade strategy (FailForwardEnabled): Replacing CSVs
+	// whose replacement chain ends in a Failed CSV are left out (HiddenByFailForward), so
+	// that a bundle replacing the Failed CSV can be installed.
+	FailForward bool
 }
 
 // ExcludeGlobalCatalogsAnnotation is the OperatorGroup annotation that hides the global

@@ -19,14 +19,15 @@ const PropertiesAnnotation = "operatorframework.io/properties"
 const existingCatalog = "@existing"
 
 // installedEntries turns the namespace's CSVs into entries of the virtual catalog
-// @existing/<namespace>, as OLM's csvSource does: copied CSVs are left out; properties come
+// @existing/<namespace>, as OLM's csvSource does: copied CSVs are left out, and with
+// fail-forward the Replacing CSVs HiddenByFailForward names; properties come
 // from the properties annotation, or, for a CSV without one, from its owned and required CRDs
 // and API services plus the package of the one Subscription whose installedCSV names it.
 func installedEntries(ns Namespace) ([]*entry, error) {
 	var out []*entry
 	for i := range ns.CSVs {
 		csv := &ns.CSVs[i]
-		if groups.IsCopied(csv) {
+		if groups.IsCopied(csv) || ns.FailForward && HiddenByFailForward(csv, ns.CSVs) {
 			continue
 		}
 		props, err := installedProperties(csv, ns.Subscriptions)

@@ -14,6 +14,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -85,6 +87,24 @@ func TestInstallFromConfigMapCatalog(t *testing.T) {
 	key, value := installplan.InstalledAlongside(ns, csv.Name)
 	if crd.Annotations[key] != value {
 		t.Errorf("crd annotations %v: want %s=%s", crd.Annotations, key, value)
+	}
+	// OLM's plan execution labels every object it writes olm.managed=true: CRDs in
+	// pkg/controller/operators/catalog/step.go:139 and :245, the CSV, ServiceAccounts, Roles,
+	// RoleBindings and the other kinds in operator.go ExecutePlan (:2561 ... :2885).
+	for _, s := range ip.Status.Plan {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(schema.GroupVersionKind{Group: s.Resource.Group, Version: s.Resource.Version, Kind: s.Resource.Kind})
+		key := client.ObjectKey{Namespace: ns, Name: s.Resource.Name}
+		if s.Resource.Kind == "CustomResourceDefinition" {
+			key.Namespace = ""
+		}
+		if err := env.Client.Get(ctx, key, u); err != nil {
+			t.Errorf("step %s %s: %v", s.Resource.Kind, s.Resource.Name, err)
+			continue
+		}
+		if got := u.GetLabels()["olm.managed"]; got != "true" {
+			t.Errorf("%s %s: label olm.managed=%q, want \"true\" (labels %v)", s.Resource.Kind, s.Resource.Name, got, u.GetLabels())
+		}
 	}
 	// The CSV's permissions; the OperatorCondition's Role (olm.managed only) is not one.
 	var roles rbacv1.RoleList

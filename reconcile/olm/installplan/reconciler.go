@@ -52,6 +52,9 @@ const DefaultExecutionRetryTimeout = time.Minute
 type Reconciler struct {
 	// Client reads through the manager's cache and writes.
 	Client client.Client
+	// Writer writes the plan's steps (NewWriter: it hands the API server's warnings to the
+	// step that drew them); Client when nil.
+	Writer client.Client
 	// APIReader reads straight from the API server (required): the InstallPlan being
 	// reconciled, whose status patch is the difference from the copy read — from a copy older
 	// than the controller's last status write, a message or condition the reconcile clears
@@ -227,7 +230,11 @@ func (r *Reconciler) plan(obj *v1alpha1.InstallPlan) (string, error) {
 // before anything is written. A step that can never succeed fails the plan; one that may (an
 // API not served yet, a conflict) is retried.
 func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, patcher *patch.SerialPatcher) (reconcile.Result, error) {
-	e := &executor{client: r.Client, reader: r.APIReader, mapper: r.Mapper, namespace: obj.Namespace, plan: obj.Name}
+	writer := r.Writer
+	if writer == nil {
+		writer = r.Client
+	}
+	e := &executor{client: writer, reader: r.APIReader, mapper: r.Mapper, namespace: obj.Namespace, plan: obj.Name}
 	images := &referencedImages{r: r, plan: client.ObjectKeyFromObject(obj)}
 	var crds []v1alpha1.Step
 	for _, s := range obj.Status.Plan {
@@ -258,7 +265,9 @@ func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, pat
 		}
 		status := s.Status
 		if err == nil {
-			status, err = e.execute(ctx, step)
+			stepCtx, warned := recordingWarnings(ctx)
+			status, err = e.execute(stepCtx, step)
+			r.stepWarned(obj, i, warned.list())
 		}
 		s.Status = status
 		switch {

@@ -1,6 +1,8 @@
 package installplan
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -17,8 +19,13 @@ import (
 // that ends wakes the plans waiting for it.
 func SetupWithManager(mgr ctrl.Manager, catalogs *catalogsource.Registry, images catalog.ImageOptions, opts Options) error {
 	woken := make(chan event.TypedGenericEvent[*v1alpha1.InstallPlan], 1024)
+	writer, err := NewWriter(mgr)
+	if err != nil {
+		return fmt.Errorf("installplan writer: %w", err)
+	}
 	r := &Reconciler{
 		Client:    mgr.GetClient(),
+		Writer:    writer,
 		APIReader: mgr.GetAPIReader(),
 		Mapper:    mgr.GetRESTMapper(),
 		Catalogs:  catalogs,

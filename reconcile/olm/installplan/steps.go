@@ -19,6 +19,7 @@ import (
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/olm/crdupgrade"
+	"github.com/olmsync/olmsync/olm/groups"
 	"github.com/olmsync/olmsync/olm/install"
 	"github.com/olmsync/olmsync/olm/phase"
 	"github.com/olmsync/olmsync/olm/resolve"
@@ -61,7 +62,7 @@ func Installable(kind string) bool {
 // plan; ManagedLabel marks it as OLM's (olm-behaviour 1.7).
 const (
 	GeneratedByAnnotation = "olm.generated-by"
-	ManagedLabel          = "olm.managed"
+	ManagedLabel          = groups.ManagedLabel
 )
 
 // executor executes the steps of one plan in its namespace.
@@ -118,8 +119,11 @@ func (e *executor) execute(ctx context.Context, s v1alpha1.Step) (v1alpha1.StepS
 		// OLM marks the Subscriptions a plan generates for dependencies: the Subscription
 		// controller points them at this plan instead of resolving them into another.
 		u.SetAnnotations(merged(u.GetAnnotations(), map[string]string{GeneratedByAnnotation: e.plan}))
-		u.SetLabels(merged(u.GetLabels(), map[string]string{ManagedLabel: "true"}))
 	}
+	// OLM's ExecutePlan labels every object a plan writes olm.managed=true (the CSV,
+	// Subscriptions, Secrets, RBAC, ServiceAccounts, Services, ConfigMaps, the other kinds);
+	// tools select OLM's objects by it.
+	u.SetLabels(merged(u.GetLabels(), map[string]string{ManagedLabel: groups.ManagedLabelValue}))
 	if gvk.Kind != v1alpha1.ClusterServiceVersionKind && gvk.Kind != v1alpha1.SubscriptionKind {
 		if err := e.own(ctx, u, s.Resolving, namespaced); err != nil {
 			return s.Status, err
@@ -232,6 +236,8 @@ func (e *executor) applyCRD(ctx context.Context, crd *apiextensionsv1.CustomReso
 	key, value := InstalledAlongside(e.namespace, csvName)
 	annotations[key] = value
 	crd.SetAnnotations(annotations)
+	// OLM's step.go labels the CRDs a plan writes olm.managed=true, on create and update.
+	crd.SetLabels(merged(crd.GetLabels(), map[string]string{ManagedLabel: groups.ManagedLabelValue}))
 	err := e.client.Create(ctx, crd.DeepCopy())
 	if err == nil {
 		return v1alpha1.StepStatusCreated, nil

@@ -88,6 +88,12 @@ var (
 		Name: "catalog_source_snapshots_total",
 		Help: "The number of times the catalog operator has requested a snapshot of data from a catalog source",
 	}, []string{LabelNamespace, LabelName})
+	// InstallPlanWarnings counts the InstallPlan steps whose writes the API server answered
+	// with a warning (a deprecated API version, for one); use InstallPlanWarning.
+	InstallPlanWarnings = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "installplan_warnings_total",
+		Help: "monotonic count of resources that generated warnings when applied as part of an InstallPlan (for example, due to deprecation)",
+	})
 	// ResolutionDuration is how long each resolution of a namespace took, by outcome.
 	ResolutionDuration = prometheus.NewSummaryVec(prometheus.SummaryOpts{
 		Name:       "olm_resolution_duration_seconds",
@@ -100,7 +106,7 @@ func init() {
 	ctrlmetrics.Registry.MustRegister(
 		CSVCount, CSVSucceeded, CSVAbnormal, CSVUpgradeCount,
 		InstallPlanCount, SubscriptionCount, SubscriptionSyncTotal, CatalogSourceCount,
-		CatalogSourceReady, CatalogSourceSnapshotsTotal, ResolutionDuration,
+		CatalogSourceReady, CatalogSourceSnapshotsTotal, ResolutionDuration, InstallPlanWarnings,
 	)
 }
 

@@ -168,16 +168,29 @@ func TestAdoptGeneratedPlan(t *testing.T) {
 	ip := v1alpha1.InstallPlan{}
 	ip.Name, ip.UID, ip.Spec.Generation = "install-7", "uid-7", 7
 	gen := sub("b-stable-cat-olm", "b", annotated(installplan.GeneratedByAnnotation, "install-7"), func(s *v1alpha1.Subscription) { s.Spec.StartingCSV = "b.v1.0.0" })
-	if !subscription.AdoptGeneratedPlan(gen, []v1alpha1.InstallPlan{ip}, t1) {
+	if !subscription.AdoptGeneratedPlan(gen, []v1alpha1.InstallPlan{ip}, false, t1) {
 		t.Fatal("not adopted")
 	}
 	if st := gen.Status; st.InstallPlanRef == nil || st.InstallPlanRef.Name != "install-7" || st.CurrentCSV != "b.v1.0.0" || st.State != v1alpha1.SubscriptionStateUpgradePending || st.InstallPlanGeneration != 7 {
 		t.Errorf("status %+v", st)
 	}
-	if subscription.AdoptGeneratedPlan(gen, []v1alpha1.InstallPlan{ip}, t1) {
+	if subscription.AdoptGeneratedPlan(gen, []v1alpha1.InstallPlan{ip}, false, t1) {
 		t.Error("adopted twice")
 	}
-	if subscription.AdoptGeneratedPlan(sub("x", "a"), []v1alpha1.InstallPlan{ip}, t1) {
+	if subscription.AdoptGeneratedPlan(sub("x", "a"), []v1alpha1.InstallPlan{ip}, false, t1) {
 		t.Error("a Subscription nobody generated adopted a plan")
+	}
+	// OLM's ensureSubscriptionInstallPlanState: a Failed plan makes it UpgradeFailed under
+	// fail-forward only.
+	ip.Status.Phase = v1alpha1.InstallPlanPhaseFailed
+	for _, ff := range []bool{false, true} {
+		gen := sub("b-stable-cat-olm", "b", annotated(installplan.GeneratedByAnnotation, "install-7"))
+		want := v1alpha1.SubscriptionStateUpgradePending
+		if ff {
+			want = v1alpha1.SubscriptionStateFailed
+		}
+		if !subscription.AdoptGeneratedPlan(gen, []v1alpha1.InstallPlan{ip}, ff, t1) || gen.Status.State != want {
+			t.Errorf("fail-forward %t: state %q, want %q", ff, gen.Status.State, want)
+		}
 	}
 }

@@ -31,18 +31,20 @@ const MessageOperatorGroups = "expected 1 OperatorGroup in the namespace, found 
 // SyncInstalledCSV follows status.currentCSV to the cluster, as OLM's
 // ensureSubscriptionCSVState does: once a CSV of that name exists in the namespace it is the
 // installed CSV and the Subscription is AtLatestKnown (until a resolution finds an upgrade);
-// while it does not, the Subscription is UpgradePending.
+// while it does not, the Subscription is UpgradePending — or, when the namespace fails
+// forward (resolve.FailForwardEnabled) and the plan it refers to Failed, UpgradeFailed, so
+// that the next resolution may supersede the failed plan with a new one.
 //
 // One difference, on purpose: when the CSV is gone although the InstallPlan that made it is
 // Complete (someone deleted it), OLM leaves the Subscription UpgradePending for good;
 // olmsync clears the references, so that the next resolution installs the operator again,
 // as the Subscription in Git asks. It reports whether the status changed.
-func SyncInstalledCSV(sub *v1alpha1.Subscription, csvExists, planComplete bool, now metav1.Time) bool {
+func SyncInstalledCSV(sub *v1alpha1.Subscription, csvExists bool, plan v1alpha1.InstallPlanPhase, failForward bool, now metav1.Time) bool {
 	st := &sub.Status
 	if st.CurrentCSV == "" {
 		return false
 	}
-	if !csvExists && planComplete {
+	if !csvExists && plan == v1alpha1.InstallPlanPhaseComplete {
 		st.InstallPlanRef, st.Install = nil, nil
 		st.CurrentCSV, st.InstalledCSV, st.State = "", "", v1alpha1.SubscriptionStateNone
 		st.LastUpdated = now
@@ -55,13 +57,23 @@ func SyncInstalledCSV(sub *v1alpha1.Subscription, csvExists, planComplete bool, 
 			state = v1alpha1.SubscriptionStateAtLatest
 		}
 	} else {
-		state = v1alpha1.SubscriptionStateUpgradePending
+		state = pendingState(plan, failForward)
 	}
 	if installed == st.InstalledCSV && state == st.State {
 		return false
 	}
 	st.InstalledCSV, st.State, st.LastUpdated = installed, state, now
 	return true
+}
+
+// pendingState is the state of a Subscription whose currentCSV is not there yet, as OLM's
+// ensureSubscriptionCSVState and ensureSubscriptionInstallPlanState decide it:
+// UpgradeFailed when the namespace fails forward and the plan Failed, else UpgradePending.
+func pendingState(plan v1alpha1.InstallPlanPhase, failForward bool) v1alpha1.SubscriptionState {
+	if failForward && plan == v1alpha1.InstallPlanPhaseFailed {
+		return v1alpha1.SubscriptionStateFailed
+	}
+	return v1alpha1.SubscriptionStateUpgradePending
 }
 
 // AdoptInstalledCSV makes a Subscription that has installed nothing yet take as its own the
@@ -109,8 +121,9 @@ func AdoptInstalledCSV(sub *v1alpha1.Subscription, subs []v1alpha1.Subscription,
 // olm.generated-by annotation names the plan), and that refers
 // to no plan yet, at that plan — UpgradePending, currentCSV its startingCSV — as OLM's
 // ensureSubscriptionInstallPlanState does, so that it is not resolved into a second plan
-// for the CSV its parent plan installs. It reports whether the status changed.
-func AdoptGeneratedPlan(sub *v1alpha1.Subscription, plans []v1alpha1.InstallPlan, now metav1.Time) bool {
+// for the CSV its parent plan installs (UpgradeFailed instead when the namespace fails
+// forward and the plan Failed). It reports whether the status changed.
+func AdoptGeneratedPlan(sub *v1alpha1.Subscription, plans []v1alpha1.InstallPlan, failForward bool, now metav1.Time) bool {
 	name := sub.Annotations[installplan.GeneratedByAnnotation]
 	if name == "" || sub.Status.InstallPlanRef != nil {
 		return false
@@ -118,6 +131,7 @@ func AdoptGeneratedPlan(sub *v1alpha1.Subscription, plans []v1alpha1.InstallPlan
 	for i := range plans {
 		if plans[i].Name == name {
 			PlanCreated(sub, &plans[i], sub.Spec.StartingCSV, now)
+			sub.Status.State = pendingState(plans[i].Status.Phase, failForward)
 			return true
 		}
 	}
@@ -217,7 +231,11 @@ func ApplyResolution(sub *v1alpha1.Subscription, r *resolve.SubscriptionResult, 
 		}
 	default: // Resolved
 		changed = RemoveCondition(st, v1alpha1.SubscriptionResolutionFailed, UpgradeHeld)
-		waiting := st.InstallPlanRef != nil && st.State == v1alpha1.SubscriptionStateUpgradePending && st.CurrentCSV == res.Next
+		// OLM makes a new plan only when the resolution moves currentCSV: a Subscription
+		// whose plan Failed under fail-forward (UpgradeFailed) gets a new one only once the
+		// catalog offers something else than the CSV that plan was for.
+		waiting := st.InstallPlanRef != nil && st.CurrentCSV == res.Next &&
+			(st.State == v1alpha1.SubscriptionStateUpgradePending || st.State == v1alpha1.SubscriptionStateFailed)
 		if !waiting {
 			needsPlan = true
 			changed = setState(st, v1alpha1.SubscriptionStateUpgradeAvailable) || changed

@@ -13,32 +13,43 @@ import (
 )
 
 func TestSyncInstalledCSV(t *testing.T) {
+	const (
+		complete = v1alpha1.InstallPlanPhaseComplete
+		failed   = v1alpha1.InstallPlanPhaseFailed
+		none     = v1alpha1.InstallPlanPhaseNone
+	)
 	tests := []struct {
-		name      string
-		sub       *v1alpha1.Subscription
-		exists    bool
-		complete  bool
-		changed   bool
-		installed string
-		state     v1alpha1.SubscriptionState
+		name        string
+		sub         *v1alpha1.Subscription
+		exists      bool
+		plan        v1alpha1.InstallPlanPhase
+		failForward bool
+		changed     bool
+		installed   string
+		state       v1alpha1.SubscriptionState
 	}{
-		{"nothing resolved yet", sub("s", "a"), false, false, false, "", ""},
-		{"plan made, CSV not yet there", sub("s", "a", pending("a.v1.0.0", "install-1")), false, false, false, "", v1alpha1.SubscriptionStateUpgradePending},
-		{"the CSV appears", sub("s", "a", pending("a.v1.0.0", "install-1")), true, true, true, "a.v1.0.0", v1alpha1.SubscriptionStateAtLatest},
-		{"steady", sub("s", "a", installed("a.v1.0.0")), true, false, false, "a.v1.0.0", v1alpha1.SubscriptionStateAtLatest},
-		{"the installed CSV disappears", sub("s", "a", installed("a.v1.0.0")), false, false, true, "a.v1.0.0", v1alpha1.SubscriptionStateUpgradePending},
-		{"the CSV its complete plan made is deleted: install again", sub("s", "a", pending("a.v1.0.0", "install-1"), installed("a.v1.0.0")), false, true, true, "", ""},
+		{"nothing resolved yet", sub("s", "a"), false, none, false, false, "", ""},
+		{"plan made, CSV not yet there", sub("s", "a", pending("a.v1.0.0", "install-1")), false, none, false, false, "", v1alpha1.SubscriptionStateUpgradePending},
+		{"the CSV appears", sub("s", "a", pending("a.v1.0.0", "install-1")), true, complete, false, true, "a.v1.0.0", v1alpha1.SubscriptionStateAtLatest},
+		{"steady", sub("s", "a", installed("a.v1.0.0")), true, none, false, false, "a.v1.0.0", v1alpha1.SubscriptionStateAtLatest},
+		{"the installed CSV disappears", sub("s", "a", installed("a.v1.0.0")), false, none, false, true, "a.v1.0.0", v1alpha1.SubscriptionStateUpgradePending},
+		{"the CSV its complete plan made is deleted: install again", sub("s", "a", pending("a.v1.0.0", "install-1"), installed("a.v1.0.0")), false, complete, false, true, "", ""},
 		{"an upgrade is known and the CSV stays", sub("s", "a", installed("a.v1.0.0"), func(s *v1alpha1.Subscription) {
 			s.Status.State = v1alpha1.SubscriptionStateUpgradeAvailable
-		}), true, false, false, "a.v1.0.0", v1alpha1.SubscriptionStateUpgradeAvailable},
+		}), true, none, false, false, "a.v1.0.0", v1alpha1.SubscriptionStateUpgradeAvailable},
+		// OLM's ensureSubscriptionCSVState: UpgradeFailed only with fail-forward.
+		{"the plan Failed: Default stays UpgradePending", sub("s", "a", installed("a.v1.0.0"), pending("a.v1.1.0", "install-2")), false, failed, false, false, "a.v1.0.0", v1alpha1.SubscriptionStateUpgradePending},
+		{"the plan Failed: fail-forward says UpgradeFailed", sub("s", "a", installed("a.v1.0.0"), pending("a.v1.1.0", "install-2")), false, failed, true, true, "a.v1.0.0", v1alpha1.SubscriptionStateFailed},
+		{"fail-forward, the plan still running", sub("s", "a", installed("a.v1.0.0"), pending("a.v1.1.0", "install-2")), false, v1alpha1.InstallPlanPhaseInstalling, true, false, "a.v1.0.0", v1alpha1.SubscriptionStateUpgradePending},
+		{"fail-forward, the CSV of the failed plan exists: AtLatestKnown", sub("s", "a", installed("a.v1.0.0"), pending("a.v1.1.0", "install-2")), true, failed, true, true, "a.v1.1.0", v1alpha1.SubscriptionStateAtLatest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			changed := subscription.SyncInstalledCSV(tt.sub, tt.exists, tt.complete, t1)
+			changed := subscription.SyncInstalledCSV(tt.sub, tt.exists, tt.plan, tt.failForward, t1)
 			if changed != tt.changed || tt.sub.Status.InstalledCSV != tt.installed || tt.sub.Status.State != tt.state {
 				t.Errorf("changed %t, installed %q, state %q; want %t, %q, %q", changed, tt.sub.Status.InstalledCSV, tt.sub.Status.State, tt.changed, tt.installed, tt.state)
 			}
-			if !tt.exists && tt.complete && (tt.sub.Status.InstallPlanRef != nil || tt.sub.Status.CurrentCSV != "") {
+			if !tt.exists && tt.plan == complete && (tt.sub.Status.InstallPlanRef != nil || tt.sub.Status.CurrentCSV != "") {
 				t.Errorf("references kept: %+v", tt.sub.Status)
 			}
 			if changed != tt.sub.Status.LastUpdated.Equal(&t1) {
@@ -53,10 +64,12 @@ func TestNeedsResolution(t *testing.T) {
 	c := *sub("c", "c", pending("c.v2.0.0", "install-2"))
 	fresh := *sub("b", "b")
 	at := *sub("d", "a", installed("a.v1.2.0"))
+	// OLM's nothingToUpdate: a plan that Failed under fail-forward does not hold the pass.
+	upgradeFailed := *sub("e", "e", pending("e.v2.0.0", "install-3"), func(s *v1alpha1.Subscription) { s.Status.State = v1alpha1.SubscriptionStateFailed })
 	if subscription.NeedsResolution([]v1alpha1.Subscription{a, c}) {
 		t.Error("every Subscription waits on its plan: OLM skips the pass")
 	}
-	for _, subs := range [][]v1alpha1.Subscription{{a, fresh}, {at}, {c, at}} {
+	for _, subs := range [][]v1alpha1.Subscription{{a, fresh}, {at}, {c, at}, {a, upgradeFailed}} {
 		if !subscription.NeedsResolution(subs) {
 			t.Errorf("%s: needs a resolution", subs[len(subs)-1].Name)
 		}
@@ -76,6 +89,14 @@ func TestApplyResolutionOnTheFixture(t *testing.T) {
 		{name: "one step along replaces", sub: sub("s", "a", installed("a.v1.0.0")), needsPlan: true, state: v1alpha1.SubscriptionStateUpgradeAvailable, failed: "-", held: "-"},
 		{name: "at the head", sub: sub("s", "a", installed("a.v1.2.0")), state: v1alpha1.SubscriptionStateAtLatest, failed: "-", held: "-"},
 		{name: "already waiting on a plan for the same CSV", sub: sub("s", "a", pending("a.v1.2.0", "install-1")), state: v1alpha1.SubscriptionStateUpgradePending, failed: "-", held: "-"},
+		// OLM's ResolveSteps moves currentCSV only when the resolution differs from it: a plan
+		// that Failed under fail-forward is superseded by a new resolution, not by the same CSV.
+		{name: "UpgradeFailed, the same CSV resolved: no new plan", sub: sub("s", "a", pending("a.v1.2.0", "install-1"), func(s *v1alpha1.Subscription) {
+			s.Status.State = v1alpha1.SubscriptionStateFailed
+		}), state: v1alpha1.SubscriptionStateFailed, failed: "-", held: "-"},
+		{name: "UpgradeFailed, the catalog offers another CSV: a new plan", sub: sub("s", "a", pending("a.v1.1.0", "install-1"), func(s *v1alpha1.Subscription) {
+			s.Status.State = v1alpha1.SubscriptionStateFailed
+		}), needsPlan: true, state: v1alpha1.SubscriptionStateUpgradeAvailable, failed: "-", held: "-"},
 		{
 			name: "a missing package", sub: sub("s", "nope"), state: "", held: "-",
 			failed: "True/ConstraintsNotSatisfiable: constraints not satisfiable: subscription s exists, no operators found in package nope in the catalog referenced by subscription s",

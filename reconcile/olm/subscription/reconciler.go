@@ -210,9 +210,17 @@ func (r *Reconciler) catalogHealth(_ context.Context, p *pass) error {
 
 func (r *Reconciler) adoptGenerated(_ context.Context, p *pass) error {
 	for i := range p.subs {
-		AdoptGeneratedPlan(&p.subs[i], p.plans, p.now)
+		AdoptGeneratedPlan(&p.subs[i], p.plans, p.failForward(), p.now)
 	}
 	return nil
+}
+
+// failForward reports whether the namespace's OperatorGroup lets OLM fail forward.
+func (p *pass) failForward() bool {
+	if len(p.groups) != 1 {
+		return false
+	}
+	return resolve.FailForwardEnabled(&p.groups[0])
 }
 
 // planOf is the InstallPlan a Subscription refers to, if the pass read it.
@@ -272,7 +280,11 @@ func (r *Reconciler) syncCSVs(_ context.Context, p *pass) error {
 		s := &p.subs[i]
 		exists := slices.ContainsFunc(p.csvs, func(c v1alpha1.ClusterServiceVersion) bool { return c.Name == s.Status.CurrentCSV })
 		ip := p.planOf(s)
-		SyncInstalledCSV(s, exists, ip != nil && ip.Status.Phase == v1alpha1.InstallPlanPhaseComplete, p.now)
+		var phase v1alpha1.InstallPlanPhase
+		if ip != nil {
+			phase = ip.Status.Phase
+		}
+		SyncInstalledCSV(s, exists, phase, p.failForward(), p.now)
 	}
 	return nil
 }
@@ -321,6 +333,7 @@ func (r *Reconciler) resolve(ctx context.Context, p *pass) error {
 		Name:                  p.namespace,
 		CSVs:                  p.csvs,
 		ExcludeGlobalCatalogs: p.groups[0].Annotations[resolve.ExcludeGlobalCatalogsAnnotation] == "true",
+		FailForward:           p.failForward(),
 	}
 	for i := range p.subs {
 		in.Subscriptions = append(in.Subscriptions, *ForResolver(&p.subs[i]))
