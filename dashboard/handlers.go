@@ -230,25 +230,12 @@ func (s *Server) events(q *request) (any, error) {
 			ev := &list.Items[i]
 			ref := ObjectRef{ev.InvolvedObject.Kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name}
 			if objects[ref] {
-				out = append(out, Event{Type: ev.Type, Reason: ev.Reason, Object: ref, Message: ev.Message, Count: ev.Count, LastSeen: eventTime(ev)})
+				out = append(out, Event{Type: ev.Type, Reason: ev.Reason, Object: ref, Message: ev.Message, Count: ev.Count, LastSeen: tree.EventTime(ev)})
 			}
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Event) int { return b.LastSeen.Compare(a.LastSeen) })
 	return out[:min(len(out), maxEvents)], nil
-}
-
-// eventTime is when an Event last happened, whichever API wrote it.
-func eventTime(ev *corev1.Event) time.Time {
-	switch {
-	case ev.Series != nil && !ev.Series.LastObservedTime.IsZero():
-		return ev.Series.LastObservedTime.Time
-	case !ev.LastTimestamp.IsZero():
-		return ev.LastTimestamp.Time
-	case !ev.EventTime.IsZero():
-		return ev.EventTime.Time
-	}
-	return ev.CreationTimestamp.Time
 }
 
 // diff is `olmsync diff sync` of the Sync; ?kind=&namespace=&name= keep one object.

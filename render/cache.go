@@ -205,8 +205,13 @@ func (b *builder) cacheKey(p *plan) string {
 }
 
 // filesUnder lists the files below a folder (all depths, .git left out), repository-
-// relative; false when the folder cannot be listed (then nothing is cached).
+// relative; false when the folder cannot be listed (then nothing is cached). It reads
+// discovery's walk of the repository when there was one, so that apps sharing bases do
+// not walk them again; else it walks the folder.
 func (r *repo) filesUnder(dir string) ([]string, bool) {
+	if files, ok := r.listedUnder(dir); ok {
+		return files, true
+	}
 	var out []string
 	err := r.fsys.Walk(r.abs(dir), func(p string, info os.FileInfo, err error) error {
 		if err != nil {
@@ -229,4 +234,26 @@ func (r *repo) filesUnder(dir string) ([]string, bool) {
 		return nil
 	})
 	return out, err == nil
+}
+
+// listedUnder is filesUnder from discovery's listing: a range of its files, sorted once.
+func (r *repo) listedUnder(dir string) ([]string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.listed == nil || !r.walked[dir] {
+		return nil, false
+	}
+	if r.sortedListed == nil {
+		r.sortedListed = slices.Sorted(maps.Keys(r.listed))
+	}
+	if dir == "." || dir == "" {
+		return slices.Clone(r.sortedListed), true
+	}
+	prefix := dir + "/"
+	i, _ := slices.BinarySearch(r.sortedListed, prefix)
+	j := i
+	for j < len(r.sortedListed) && strings.HasPrefix(r.sortedListed[j], prefix) {
+		j++
+	}
+	return slices.Clone(r.sortedListed[i:j]), true
 }

@@ -31,6 +31,8 @@ type repo struct {
 	// walked are the folders discovery's walk listed, and listed the files in them: a
 	// folder's kustomization is then found without a stat per recognised file name.
 	walked, listed map[string]bool
+	// sortedListed is listed's files in order, made when the render cache first needs it.
+	sortedListed []string
 }
 
 type onceEntry[T any] struct {
@@ -126,6 +128,7 @@ func (r *repo) noteWalk(dirs, files []string) {
 	for _, d := range dirs {
 		r.walked[d] = true
 	}
+	r.sortedListed = nil
 	r.listed = make(map[string]bool, len(files))
 	for _, f := range files {
 		r.listed[f] = true

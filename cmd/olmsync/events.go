@@ -139,30 +139,17 @@ func eventObject(ev *corev1.Event) objectKey {
 	return objectKey{ev.InvolvedObject.Kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name}
 }
 
-// eventTime is when an Event last happened, whichever API wrote it.
-func eventTime(ev *corev1.Event) time.Time {
-	switch {
-	case ev.Series != nil && !ev.Series.LastObservedTime.IsZero():
-		return ev.Series.LastObservedTime.Time
-	case !ev.LastTimestamp.IsZero():
-		return ev.LastTimestamp.Time
-	case !ev.EventTime.IsZero():
-		return ev.EventTime.Time
-	}
-	return ev.CreationTimestamp.Time
-}
-
 // writeEvents prints the Events oldest first, with flux events' columns.
 func writeEvents(w io.Writer, events []corev1.Event, now time.Time) error {
 	slices.SortStableFunc(events, func(a, b corev1.Event) int {
-		return cmp.Or(eventTime(&a).Compare(eventTime(&b)), cmp.Compare(a.Name, b.Name))
+		return cmp.Or(tree.EventTime(&a).Compare(tree.EventTime(&b)), cmp.Compare(a.Name, b.Name))
 	})
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 	fmt.Fprintln(tw, "LAST SEEN\tTYPE\tREASON\tOBJECT\tMESSAGE")
 	for i := range events {
 		ev := &events[i]
 		obj := (&tree.Node{Kind: ev.InvolvedObject.Kind, Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name}).Label()
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", duration.HumanDuration(now.Sub(eventTime(ev))), ev.Type, ev.Reason, obj, oneLine(ev.Message))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", duration.HumanDuration(now.Sub(tree.EventTime(ev))), ev.Type, ev.Reason, obj, oneLine(ev.Message))
 	}
 	return tw.Flush()
 }

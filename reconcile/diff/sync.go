@@ -47,12 +47,16 @@ func Sync(ctx context.Context, c client.Client, obj *olmsyncv1alpha1.Sync, opts 
 	if err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
-	// The Sync's own identity reads its variables and applies, as in a reconcile.
+	// The Sync's own identity applies, and reads its variables, as in a reconcile.
 	applyClient, err := gitsync.ClientFor(ctx, opts.Config, c, c, obj)
 	if err != nil {
 		return nil, err
 	}
-	pb, err := gitsync.PostBuildFor(ctx, applyClient, obj, opts.StrictSubstitute)
+	vars, err := gitsync.VariablesReader(ctx, opts.Config, c, c, obj)
+	if err != nil {
+		return nil, err
+	}
+	pb, err := gitsync.PostBuildFor(ctx, vars, obj, opts.StrictSubstitute)
 	if err != nil {
 		return nil, err
 	}

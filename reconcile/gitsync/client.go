@@ -21,6 +21,16 @@ import (
 // refused for a reason that says less.
 func (r *Reconciler) clientFor(ctx context.Context, obj *olmsyncv1alpha1.Sync) (client.Client, error) {
 	c, err := ClientFor(ctx, r.Config, r.Client, r.APIReader, obj)
+	if err != nil {
+		return nil, r.clientError(obj, err)
+	}
+	return c, nil
+}
+
+// clientError turns a failure to make the Sync's client into its condition: a missing
+// service account or an unusable kubeconfig waits (either can appear without the Sync
+// changing); anything else is returned as it is.
+func (r *Reconciler) clientError(obj *olmsyncv1alpha1.Sync, err error) error {
 	var (
 		missing *ServiceAccountNotFoundError
 		kc      *KubeConfigError
@@ -28,13 +38,12 @@ func (r *Reconciler) clientFor(ctx context.Context, obj *olmsyncv1alpha1.Sync) (
 	switch {
 	case errors.As(err, &missing):
 		conditions.MarkTrue(obj, olmsyncv1alpha1.ApplyFailedCondition, olmsyncv1alpha1.ServiceAccountNotFoundReason, "%s", missing)
-		return nil, waiting("ServiceAccount %s not found", missing.ServiceAccount)
+		return waiting("ServiceAccount %s not found", missing.ServiceAccount)
 	case errors.As(err, &kc):
-		// The Secret can change without the Sync changing: try again at the retry interval.
 		conditions.MarkTrue(obj, olmsyncv1alpha1.ApplyFailedCondition, olmsyncv1alpha1.KubeConfigInvalidReason, "%s; nothing was applied or pruned", kc)
-		return nil, waiting("%s", kc)
+		return waiting("%s", kc)
 	}
-	return c, err
+	return err
 }
 
 // ServiceAccountNotFoundError says that spec.serviceAccountName names no ServiceAccount.
@@ -58,6 +67,23 @@ func ClientFor(ctx context.Context, cfg *rest.Config, c client.Client, reader cl
 		// impersonated there (where it lives), not looked for here.
 		return remoteClient(ctx, c, reader, obj)
 	}
+	return impersonating(ctx, cfg, c, reader, obj)
+}
+
+// VariablesReader reads what a Sync names in its own namespace (postBuild.substituteFrom):
+// on olmsync's cluster always, as the Sync's service account when it names one there.
+// With spec.kubeConfig the service account lives on the other cluster, and the Sync's
+// namespace here is read with olmsync's identity, as Flux reads a remote Kustomization's
+// variables.
+func VariablesReader(ctx context.Context, cfg *rest.Config, c client.Client, reader client.Reader, obj *olmsyncv1alpha1.Sync) (client.Reader, error) {
+	if obj.Spec.KubeConfig != nil || obj.Spec.ServiceAccountName == "" {
+		return reader, nil
+	}
+	return impersonating(ctx, cfg, c, reader, obj)
+}
+
+// impersonating is c, or a client of cfg impersonating spec.serviceAccountName.
+func impersonating(ctx context.Context, cfg *rest.Config, c client.Client, reader client.Reader, obj *olmsyncv1alpha1.Sync) (client.Client, error) {
 	name := obj.Spec.ServiceAccountName
 	if name == "" {
 		return c, nil

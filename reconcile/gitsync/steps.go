@@ -64,12 +64,11 @@ func (r *Reconciler) build(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pa
 // that cannot be read fails the build: nothing is applied or pruned.
 func (r *Reconciler) postBuild(ctx context.Context, obj *olmsyncv1alpha1.Sync) (*render.PostBuild, error) {
 	reader := r.APIReader
-	if obj.Spec.PostBuild != nil && len(obj.Spec.PostBuild.SubstituteFrom) > 0 && obj.Spec.ServiceAccountName != "" {
-		c, err := r.clientFor(ctx, obj)
-		if err != nil {
-			return nil, err
+	if obj.Spec.PostBuild != nil && len(obj.Spec.PostBuild.SubstituteFrom) > 0 {
+		var err error
+		if reader, err = VariablesReader(ctx, r.Config, r.Client, r.APIReader, obj); err != nil {
+			return nil, r.clientError(obj, err)
 		}
-		reader = c
 	}
 	pb, err := PostBuildFor(ctx, reader, obj, r.Options.StrictSubstitute)
 	var serr *SubstituteError

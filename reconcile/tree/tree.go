@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -345,4 +346,19 @@ func (b *builder) lookup(ctx context.Context) health.Lookup {
 		u.SetGroupVersionKind(gvk)
 		return u
 	}
+}
+
+// EventTime is when an Event about a node last happened, whichever API wrote it (a
+// series' last observation, the core API's lastTimestamp, events.k8s.io's eventTime, else
+// its creation): `olmsync events` and the dashboard order Events by it.
+func EventTime(ev *corev1.Event) time.Time {
+	switch {
+	case ev.Series != nil && !ev.Series.LastObservedTime.IsZero():
+		return ev.Series.LastObservedTime.Time
+	case !ev.LastTimestamp.IsZero():
+		return ev.LastTimestamp.Time
+	case !ev.EventTime.IsZero():
+		return ev.EventTime.Time
+	}
+	return ev.CreationTimestamp.Time
 }
