@@ -489,6 +489,7 @@ const widgetConfigMapCatalog = `apiVersion: v1
 kind: ConfigMap
 metadata: {name: cat, namespace: olm}
 data:
+  customResourceDefinitions: "[]"
   clusterServiceVersions: |
     - apiVersion: operators.coreos.com/v1alpha1
       kind: ClusterServiceVersion

@@ -239,13 +239,39 @@ func TestCommunityCatalogAnomalies(t *testing.T) {
 	})
 
 	t.Run("stranded bundles", func(t *testing.T) {
+		// ANOMALIES.md reads operator-registry's walk differently from its code in two ways:
+		// it makes a name an entry replaces a node even when no entry has it (so a replaces
+		// leaving the channel mid-chain strands that name), and it ends the walk at a node
+		// skipped by an earlier node of the walk. operator-registry's validateReplacesChain
+		// (alpha/model/model.go:272-312, vendored by OLM at 992bb09) counts only entries, and
+		// ends the walk at a replaces edge to any name some entry of the channel skips. Where
+		// the two readings disagree, these are the counts of stranded entries under the code
+		// (docs/olm.md, "Catalogs"); everywhere else they agree.
+		byCode := map[string]int{
+			"gitlab-runner-operator/stable":           37,
+			"grafana-operator/v5":                     9,
+			"ibm-block-csi-operator-community/stable": 8,
+			"infinispan/2.3.x":                        0,
+			"infinispan/stable":                       8,
+			"kepler-operator/alpha":                   19,
+		}
 		for _, w := range want.stranded {
 			got := idx.get(CodeStranded, w.pkg, w.channel)
+			account(got)
+			if n, ok := byCode[w.pkg+"/"+w.channel]; ok {
+				var stranded []string
+				if len(got) == 1 {
+					stranded = listed(got[0].Message)
+				}
+				if len(got) > 1 || len(stranded) != n {
+					t.Errorf("%s/%s: stranded %v, want %d entries, as operator-registry's code walks the channel", w.pkg, w.channel, stranded, n)
+				}
+				continue
+			}
 			if len(got) != 1 {
 				t.Errorf("%s/%s: %d Stranded problems, want 1", w.pkg, w.channel, len(got))
 				continue
 			}
-			account(got)
 			stranded := listed(got[0].Message)
 			if len(stranded) != w.count || !isSubset(w.names, stranded) {
 				t.Errorf("%s/%s: stranded %v, want %d including %v", w.pkg, w.channel, stranded, w.count, w.names)
@@ -271,18 +297,11 @@ func TestCommunityCatalogAnomalies(t *testing.T) {
 			}
 		}
 		for _, w := range want.notAtTail {
+			// operator-registry's code never lists a name no entry has as stranded (see
+			// "stranded bundles" above): the walk just ends where the replaces leaves.
 			check(w, func(ps []Problem) bool {
-				// Stranded lists the missing name; a channel with several heads fails first.
-				// When another entry's replaces makes the same name the tail of the head's
-				// chain (multicluster-global-hub-operator/release-2.11), nothing is stranded,
-				// and ANOMALIES.md's stranded list leaves the channel out too.
-				if order, err := c.Package(w.pkg).Channel(w.channel).Order(); err == nil && order[len(order)-1].Replaces == w.target {
-					return len(ps) == 0
-				}
-				return slices.ContainsFunc(ps, func(p Problem) bool {
-					return p.Code == CodeMultipleHeads || slices.Contains(listed(p.Message), w.target)
-				})
-			}, "the channel to be invalid, the name stranded")
+				return !slices.ContainsFunc(ps, func(p Problem) bool { return slices.Contains(listed(p.Message), w.target) })
+			}, "no stranded problem naming the missing name")
 		}
 		for _, w := range want.atTail {
 			check(w, func(ps []Problem) bool {

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"slices"
-	"strings"
 )
 
 // channelGraph is a channel's upgrade graph as operator-registry validates it: one node per
@@ -66,70 +65,44 @@ func (g *channelGraph) heads() []string {
 	return heads
 }
 
-// cycles finds every cycle made of replaces edges and closed by one replaces or skips edge,
-// as operator-registry searches them. Each cycle is written in replaces direction and
-// closed on its first name ("a", "b", "a": a replaces b, b replaces or skips a); a pure
-// replaces cycle is reported once, starting from its smallest name.
-func (g *channelGraph) cycles() [][]string {
-	seen := map[string]bool{}
-	var out [][]string
-	for _, start := range g.entries {
-		var path []*graphNode
-		onPath := map[*graphNode]bool{}
-		for cur := start; cur != nil && !onPath[cur]; cur = cur.replaces {
-			path = append(path, cur)
-			onPath[cur] = true
-			closedByReplaces := cur.replaces == start
-			closedBySkip := slices.Contains(cur.skips, start)
-			if !closedByReplaces && !closedBySkip {
-				continue
-			}
-			names := make([]string, len(path))
-			for i, n := range path {
-				names[i] = n.name
-			}
-			if closedByReplaces {
-				names = rotateToSmallest(names)
-			}
-			key := strings.Join(names, "\x00")
-			if !seen[key] {
-				seen[key] = true
-				out = append(out, append(names, names[0]))
-			}
-			if closedByReplaces {
-				break
-			}
-		}
-	}
-	slices.SortFunc(out, func(a, b []string) int { return slices.Compare(a, b) })
-	return out
-}
-
-func rotateToSmallest(names []string) []string {
-	i := slices.Index(names, slices.Min(names))
-	return append(slices.Clone(names[i:]), names[:i]...)
-}
-
-// stranded walks replaces from the one head — a node skipped by an earlier node of the walk
-// ends it, for skipped entries are leaves — and returns, sorted, every node neither on that
-// walk nor skipped by it.
-func (g *channelGraph) stranded(head string) []string {
-	chain := map[*graphNode]bool{}
-	skipped := map[*graphNode]bool{}
-	for cur := g.nodes[head]; cur != nil && !skipped[cur] && !chain[cur]; cur = cur.replaces {
-		chain[cur] = true
-		for _, s := range cur.skips {
+// replacesChain walks the replaces chain from the channel's one head as operator-registry's
+// model validation does (alpha/model/model.go, Channel.validateReplacesChain): a replaces
+// edge to a name some entry skips ends the walk; a replaces edge back into the chain is a
+// cycle, returned as the path from the node where the walk re-entered it around to that
+// node again ("b", "c", "b" for head → b → c → b); otherwise the stranded entries are
+// returned, sorted: those neither on the chain nor skipped by any entry. A replaces edge
+// leaving the channel ends the walk (the tail may replace what is not there).
+func (g *channelGraph) replacesChain(head string) (cycle, stranded []string) {
+	skipped := map[string]bool{}
+	for _, n := range g.entries {
+		for _, s := range n.entry.Skips {
 			skipped[s] = true
 		}
 	}
-	var out []string
-	for name, n := range g.nodes {
-		if !chain[n] && !skipped[n] {
-			out = append(out, name)
+	onChain := map[string]bool{head: true}
+	var walked []string // the chain from the head, each name once
+	for cur := g.nodes[head]; cur != nil && cur.entry != nil; {
+		if !slices.Contains(walked, cur.name) {
+			walked = append(walked, cur.name)
+		}
+		next := cur.entry.Replaces
+		if skipped[next] {
+			break
+		}
+		if onChain[next] {
+			i := slices.Index(walked, next)
+			return append(slices.Clone(walked[i:]), next), nil
+		}
+		onChain[next] = true
+		cur = g.nodes[next]
+	}
+	for _, n := range g.entries {
+		if !onChain[n.name] && !skipped[n.name] {
+			stranded = append(stranded, n.name)
 		}
 	}
-	slices.Sort(out)
-	return out
+	slices.Sort(stranded)
+	return nil, stranded
 }
 
 // Heads returns the channel's heads as operator-registry computes them: the entries that no

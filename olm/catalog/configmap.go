@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -41,6 +42,45 @@ func ReadConfigMap(data []byte, name string) (*Catalog, error) {
 // keys (pkg/sqlite/configmap.go, Populate).
 const MessageMissingKey = "couldn't find expected key %s in configmap"
 
+// populateCodes are the problems operator-registry's ConfigMapLoader.Populate returns an
+// error for: what its YAML decoding, its CRD and CSV lists and its sqlite loader refuse.
+// OLM's configmap-server runs without --permissive, so any of them makes it exit and the
+// catalog is not served at all.
+var populateCodes = []Code{
+	CodeParse, CodeDuplicateCRD, CodeOwnedCRDMissing, CodeReplacesMissing, CodeCycle,
+	CodeInvalidPackage, CodeNoDefaultChannel, CodeDefaultChannelNotFound,
+}
+
+// PopulateError is the error OLM's configmap-server stops with on this ConfigMap catalog
+// (operator-registry cmd/configmap-server/main.go: "error loading manifests from
+// configmap: %s" around Populate's errors, aggregated as k8s.io's utilerrors writes them:
+// the one message, or "[a, b]"), or nil when OLM would serve it. Only for catalogs read
+// by LoadConfigMap.
+func (c *Catalog) PopulateError() error {
+	if c.Source.Format != FormatConfigMap {
+		return nil
+	}
+	var msgs []string
+	for _, p := range c.Problems {
+		if p.Severity != SeverityError || !slices.Contains(populateCodes, p.Code) {
+			continue
+		}
+		if p.Message == fmt.Sprintf(MessageMissingKey, ConfigMapKeyCRDs) {
+			// The loader returns this one alone: it looks at nothing else first.
+			return fmt.Errorf("error loading manifests from configmap: %s", p.Message)
+		}
+		msgs = append(msgs, p.Message)
+	}
+	switch len(msgs) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("error loading manifests from configmap: %s", msgs[0])
+	default:
+		return fmt.Errorf("error loading manifests from configmap: [%s]", strings.Join(msgs, ", "))
+	}
+}
+
 // LoadConfigMap reads OLM's ConfigMap catalog format: keys customResourceDefinitions,
 // clusterServiceVersions and packages, each a YAML list. Each package is built like a
 // package manifest folder, its channels walked down the CSVs' spec.replaces; each bundle
@@ -52,11 +92,14 @@ func LoadConfigMap(cm *corev1.ConfigMap) *Catalog {
 	c := &Catalog{Source: Source{Format: FormatConfigMap, Ref: cmName}}
 
 	crds := readConfigMapCRDs(cm, cmName, v)
-	csvs, csvOrigins := readConfigMapCSVs(cm, cmName, v)
+	csvs, csvOrigins, csvOrder := readConfigMapCSVs(cm, cmName, v)
+	checkConfigMapOwnedCRDs(crds, csvs, csvOrigins, csvOrder, v)
 	manifests := readConfigMapList(cm, ConfigMapKeyPackages, cmName, v)
 	// operator-registry's ConfigMapLoader (which OLM's configmap registry runs) refuses a
-	// ConfigMap without these keys; without them nothing of the catalog could be served.
-	for _, key := range []string{ConfigMapKeyCSVs, ConfigMapKeyPackages} {
+	// ConfigMap without any of these keys, customResourceDefinitions included (an operator
+	// that owns no CRD still needs the key, with an empty list); without them nothing of
+	// the catalog is served.
+	for _, key := range []string{ConfigMapKeyCRDs, ConfigMapKeyCSVs, ConfigMapKeyPackages} {
 		if _, ok := cm.Data[key]; !ok {
 			v.add(SeverityError, CodeParse, Origin{File: cmName}, "", "", "", MessageMissingKey, key)
 		}
@@ -79,7 +122,7 @@ func LoadConfigMap(cm *corev1.ConfigMap) *Catalog {
 			csv := csvs[name]
 			bundles = append(bundles, bundleFromCSV(pm.PackageName, csv, ownedCRDObjects(csv, crds), nil, csvOrigins[name]))
 		}
-		c.Packages = append(c.Packages, packageFromManifest(pm, o, bundles, v, "couldn't find owned CRD in crd list"))
+		c.Packages = append(c.Packages, packageFromManifest(pm, o, bundles, v, "")) // owned CRDs: checkConfigMapOwnedCRDs
 	}
 	for name, csv := range csvs {
 		if !claimed[name] {
@@ -112,30 +155,93 @@ func readConfigMapList(cm *corev1.ConfigMap, key, cmName string, v *problems) []
 // readConfigMapCRDs reads the CRD list; the same CRD twice is OLM's error.
 func readConfigMapCRDs(cm *corev1.ConfigMap, cmName string, v *problems) map[string]Object {
 	crds := map[string]Object{}
+	keys := map[apiKey]bool{}
 	for i, raw := range readConfigMapList(cm, ConfigMapKeyCRDs, cmName, v) {
 		o := Origin{File: fmt.Sprintf("%s, %s[%d]", cmName, ConfigMapKeyCRDs, i)}
 		m, err := newManifest(raw, o)
 		if err == nil && !m.isCRD() {
 			err = fmt.Errorf("%s %s is not a CustomResourceDefinition", m.Kind, m.Name)
 		}
+		var info crdInfo
+		if err == nil {
+			info, err = parseCRD(m.JSON)
+		}
 		if err != nil {
 			v.add(SeverityError, CodeParse, o, "", "", "", "%v", err)
 			continue
 		}
-		if _, dup := crds[m.Name]; dup {
-			v.add(SeverityError, CodeDuplicateCRD, o, "", "", "", "can't add the same CRD twice in one configmap: %s", m.Name)
-			continue
+		// operator-registry keys the list by group, version, kind and plural, one key per
+		// version (spec.version only when spec.versions is empty); a key seen before is
+		// refused, the CRD's other versions still count.
+		versions := info.ListedVersions
+		if len(versions) == 0 && len(info.Versions) > 0 {
+			versions = info.Versions
 		}
-		crds[m.Name] = m
+		for _, ver := range versions {
+			k := apiKey{Group: info.Group, Version: ver, Kind: info.Kind, Plural: info.Plural}
+			if keys[k] {
+				v.add(SeverityError, CodeDuplicateCRD, o, "", "", "", "can't add the same CRD twice in one configmap: %s", k)
+				continue
+			}
+			keys[k] = true
+		}
+		if _, dup := crds[m.Name]; !dup {
+			crds[m.Name] = m
+		}
 	}
 	return crds
 }
 
+// apiKey is operator-registry's registry.APIKey, with its String form, which its
+// ConfigMap loader's messages print.
+type apiKey struct{ Group, Version, Kind, Plural string }
+
+func (k apiKey) String() string {
+	return fmt.Sprintf("%s/%s/%s (%s)", k.Group, k.Version, k.Kind, k.Plural)
+}
+
+// checkConfigMapOwnedCRDs applies operator-registry's ConfigMap loader check to every CSV
+// of the list, whether or not a package reaches it: each owned CRD must be in the CRD
+// list at the owned version. The messages are the loader's, byte for byte — including
+// the "%!s(<nil>)" its format prints for the nil error it passes
+// (pkg/sqlite/configmap.go:139 and :146 in OLM's vendor tree).
+func checkConfigMapOwnedCRDs(crds map[string]Object, csvs map[string]*operatorsv1alpha1.ClusterServiceVersion, origins map[string]Origin, order []string, v *problems) {
+	keys := map[apiKey]bool{}
+	for _, m := range crds {
+		info, err := parseCRD(m.JSON)
+		if err != nil {
+			continue
+		}
+		versions := info.ListedVersions
+		if len(versions) == 0 {
+			versions = info.Versions
+		}
+		for _, ver := range versions {
+			keys[apiKey{Group: info.Group, Version: ver, Kind: info.Kind, Plural: info.Plural}] = true
+		}
+	}
+	var nilErr error
+	for _, name := range order {
+		csv := csvs[name]
+		for _, owned := range csv.Spec.CustomResourceDefinitions.Owned {
+			plural, group, ok := strings.Cut(owned.Name, ".")
+			if !ok {
+				v.add(SeverityError, CodeOwnedCRDMissing, origins[name], "", "", csv.Name, "error parsing owned name: %s", nilErr)
+				continue
+			}
+			k := apiKey{Group: group, Version: owned.Version, Kind: owned.Kind, Plural: plural}
+			if !keys[k] {
+				v.add(SeverityError, CodeOwnedCRDMissing, origins[name], "", "", csv.Name, "couldn't find owned CRD in crd list %s: %s", k, nilErr)
+			}
+		}
+	}
+}
+
 // readConfigMapCSVs reads the CSV list. OLM decodes the items as CSVs whatever their
 // apiVersion and kind say, so missing ones are filled in.
-func readConfigMapCSVs(cm *corev1.ConfigMap, cmName string, v *problems) (map[string]*operatorsv1alpha1.ClusterServiceVersion, map[string]Origin) {
-	csvs := map[string]*operatorsv1alpha1.ClusterServiceVersion{}
-	origins := map[string]Origin{}
+func readConfigMapCSVs(cm *corev1.ConfigMap, cmName string, v *problems) (csvs map[string]*operatorsv1alpha1.ClusterServiceVersion, origins map[string]Origin, order []string) {
+	csvs = map[string]*operatorsv1alpha1.ClusterServiceVersion{}
+	origins = map[string]Origin{}
 	for i, raw := range readConfigMapList(cm, ConfigMapKeyCSVs, cmName, v) {
 		o := Origin{File: fmt.Sprintf("%s, %s[%d]", cmName, ConfigMapKeyCSVs, i)}
 		data, err := withTypeMeta(raw, operatorsv1alpha1.SchemeGroupVersion.String(), operatorsv1alpha1.ClusterServiceVersionKind)
@@ -156,8 +262,9 @@ func readConfigMapCSVs(cm *corev1.ConfigMap, cmName string, v *problems) (map[st
 			continue
 		}
 		csvs[csv.Name], origins[csv.Name] = csv, o
+		order = append(order, csv.Name)
 	}
-	return csvs, origins
+	return csvs, origins, order
 }
 
 func withTypeMeta(raw []byte, apiVersion, kind string) ([]byte, error) {

@@ -33,7 +33,7 @@ func yamlList(t *testing.T, manifests ...string) string {
 }
 
 func configMap(crds, csvs, packages string) *corev1.ConfigMap {
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "catalog", Namespace: "olm"}, Data: map[string]string{}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "catalog", Namespace: "olm"}, Data: map[string]string{ConfigMapKeyCRDs: "[]"}}
 	for key, value := range map[string]string{ConfigMapKeyCRDs: crds, ConfigMapKeyCSVs: csvs, ConfigMapKeyPackages: packages} {
 		if value != "" {
 			cm.Data[key] = value
@@ -69,7 +69,7 @@ func TestLoadConfigMap(t *testing.T) {
 				return configMap("", yamlList(t, csv("example.v0.1.2", "0.1.2", "", "widgets.example.com")), pkgs)
 			},
 			entries:  []string{"example.v0.1.2"},
-			problems: []problemKey{errorKey(CodeOwnedCRDMissing, "example", "", "example.v0.1.2", "couldn't find owned CRD in crd list: widgets.example.com (version v1)")},
+			problems: []problemKey{errorKey(CodeOwnedCRDMissing, "", "", "example.v0.1.2", "%s", "couldn't find owned CRD in crd list example.com/v1/Widget (widgets): %!s(<nil>)")},
 		},
 		{
 			name: "one CRD twice, a CSV no channel reaches, a CSV without apiVersion and kind",
@@ -79,7 +79,7 @@ func TestLoadConfigMap(t *testing.T) {
 			},
 			entries: []string{"example.v0.1.2"},
 			problems: []problemKey{
-				errorKey(CodeDuplicateCRD, "", "", "", "can't add the same CRD twice in one configmap: widgets.example.com"),
+				errorKey(CodeDuplicateCRD, "", "", "", "can't add the same CRD twice in one configmap: example.com/v1/Widget (widgets)"),
 				{SeverityWarning, CodeBundleNotInChannel, "", "", "stray.v1.0.0", "no channel of any package reaches this ClusterServiceVersion; it is not in the catalog"},
 			},
 		},
@@ -201,10 +201,10 @@ func dropFacts(facts []string, prefix string) []string {
 	return out
 }
 
-// TestLoadConfigMapMissingKey: a ConfigMap catalog without packages (or without
-// clusterServiceVersions) is an error with operator-registry's words, as its ConfigMapLoader
+// TestLoadConfigMapMissingKey: a ConfigMap catalog without packages, clusterServiceVersions
+// or customResourceDefinitions is an error with operator-registry's words, as its ConfigMapLoader
 // refuses it (vendor/github.com/operator-framework/operator-registry/pkg/sqlite/configmap.go
-// :106 and :163 in OLM's tree: "couldn't find expected key %s in configmap"), not a catalog
+// :66, :106 and :163 in OLM's tree: "couldn't find expected key %s in configmap"), not a catalog
 // with warnings.
 func TestLoadConfigMapMissingKey(t *testing.T) {
 	csv := csvYAML("example.v0.1.2", "0.1.2", "", nil, "")
@@ -216,6 +216,12 @@ func TestLoadConfigMapMissingKey(t *testing.T) {
 	}{
 		{"no packages", configMap("", yamlList(t, csv), ""), []string{"couldn't find expected key packages in configmap"}},
 		{"no clusterServiceVersions", configMap("", "", pkgs), []string{"couldn't find expected key clusterServiceVersions in configmap"}},
+		// :66: the loader returns at once without customResourceDefinitions.
+		{"no customResourceDefinitions", func() *corev1.ConfigMap {
+			cm := configMap("[]", yamlList(t, csv), pkgs)
+			delete(cm.Data, ConfigMapKeyCRDs)
+			return cm
+		}(), []string{"couldn't find expected key customResourceDefinitions in configmap"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -230,5 +236,49 @@ func TestLoadConfigMapMissingKey(t *testing.T) {
 				t.Errorf("errors (-want +got):\n%s\nall problems: %+v", diff, c.Problems)
 			}
 		})
+	}
+}
+
+// TestPopulateError: what OLM's configmap-server stops on, in its words
+// (operator-registry cmd/configmap-server/main.go:124 before 5b59270e: "error loading
+// manifests from configmap: %s" around Populate's error; utilerrors.NewAggregate writes one
+// error as itself and several as "[a, b]"). Problems the loader does not check (a graph
+// note, an unknown field) leave the catalog served.
+func TestPopulateError(t *testing.T) {
+	crd := crdYAML("widgets.example.com", "v1")
+	csv := csvYAML("example.v0.1.2", "0.1.2", "", nil, "", "widgets.example.com")
+	pkgs := "- packageName: example\n  channels:\n  - name: alpha\n    currentCSV: example.v0.1.2\n  defaultChannel: alpha\n"
+	tests := []struct {
+		name string
+		cm   *corev1.ConfigMap
+		want string
+	}{
+		{"complete", configMap(yamlList(t, crd), yamlList(t, csv), pkgs), ""},
+		{"no packages", configMap(yamlList(t, crd), yamlList(t, csv), ""),
+			"error loading manifests from configmap: couldn't find expected key packages in configmap"},
+		// :146, :163: the CSV list is checked before the packages key is looked for.
+		{"owned CRD missing and no packages", configMap("", yamlList(t, csv), ""),
+			"error loading manifests from configmap: [couldn't find owned CRD in crd list example.com/v1/Widget (widgets): %!s(<nil>), couldn't find expected key packages in configmap]"},
+		// :66: without customResourceDefinitions the loader stops at once.
+		{"no customResourceDefinitions, no packages", func() *corev1.ConfigMap {
+			cm := configMap("", yamlList(t, csv), "")
+			delete(cm.Data, ConfigMapKeyCRDs)
+			return cm
+		}(), "error loading manifests from configmap: couldn't find expected key customResourceDefinitions in configmap"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := LoadConfigMap(tt.cm)
+			var got string
+			if err := c.PopulateError(); err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("PopulateError() = %q, want %q\nproblems: %+v", got, tt.want, c.Problems)
+			}
+		})
+	}
+	if err := ReadFBC(strings.NewReader(etcdJSON), "catalog.json").PopulateError(); err != nil {
+		t.Errorf("an FBC catalog has no populate error, got %v", err)
 	}
 }

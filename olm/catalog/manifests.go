@@ -81,7 +81,10 @@ type crdInfo struct {
 	Name     string
 	Group    string
 	Kind     string
+	Plural   string
 	Versions []string
+	// ListedVersions are spec.versions' names alone (spec.version is not among them).
+	ListedVersions []string
 }
 
 // parseCRD reads a v1 or v1beta1 CRD. For v1beta1 the single spec.version counts along
@@ -95,7 +98,8 @@ func parseCRD(data []byte) (crdInfo, error) {
 			Group   string `json:"group"`
 			Version string `json:"version"`
 			Names   struct {
-				Kind string `json:"kind"`
+				Kind   string `json:"kind"`
+				Plural string `json:"plural"`
 			} `json:"names"`
 			Versions []struct {
 				Name string `json:"name"`
@@ -105,10 +109,11 @@ func parseCRD(data []byte) (crdInfo, error) {
 	if err := json.Unmarshal(data, &crd); err != nil {
 		return crdInfo{}, err
 	}
-	info := crdInfo{Name: crd.Metadata.Name, Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}
+	info := crdInfo{Name: crd.Metadata.Name, Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind, Plural: crd.Spec.Names.Plural}
 	for _, v := range crd.Spec.Versions {
 		info.Versions = append(info.Versions, v.Name)
 	}
+	info.ListedVersions = slices.Clone(info.Versions)
 	if crd.Spec.Version != "" && !slices.Contains(info.Versions, crd.Spec.Version) {
 		info.Versions = append(info.Versions, crd.Spec.Version)
 	}
@@ -181,7 +186,7 @@ func isManifestFile(name string) bool {
 // checkOwnedCRDs reports every CRD the CSV owns that the bundle's objects do not define
 // at the owned version (seeds 001: "If a CSV owns a CRD, that CRD must exist in the bundle").
 func checkOwnedCRDs(v *problems, b *Bundle, message string) {
-	if b.CSV == nil {
+	if b.CSV == nil || message == "" {
 		return
 	}
 	crds := map[string]crdInfo{}

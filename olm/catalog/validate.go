@@ -51,7 +51,11 @@ func validateChannelSet(v *problems, p *Package) {
 	case p.DefaultChannel == "":
 		v.add(SeverityError, CodeNoDefaultChannel, p.Origin, p.Name, "", "", "default channel must be set")
 	case p.Channel(p.DefaultChannel) == nil:
-		v.add(SeverityError, CodeDefaultChannelNotFound, p.Origin, p.Name, "", "", "default channel %q not found in channels list", p.DefaultChannel)
+		// operator-registry's ConvertToModel makes the named default channel an empty
+		// channel of the package (alpha/declcfg/declcfg_to_model.go:185-193), so what its
+		// validation says is that channel's error (alpha/model/model.go:237), never its
+		// "default channel %q not found in channels list".
+		v.add(SeverityError, CodeDefaultChannelNotFound, p.Origin, p.Name, p.DefaultChannel, "", "channel must contain at least one bundle")
 	}
 	seen := map[string]*Channel{}
 	for _, ch := range p.Channels {
@@ -171,15 +175,18 @@ func validateEntries(v *problems, p *Package, ch *Channel) {
 // edges OLM tolerates but a reader of the graph should know about.
 func validateGraph(v *problems, p *Package, ch *Channel) {
 	g := newChannelGraph(ch)
-	for _, cycle := range g.cycles() {
-		v.add(SeverityError, CodeCycle, ch.Origin, p.Name, ch.Name, "", "detected cycle in replaces chain of upgrade graph: %s", strings.Join(cycle, " -> "))
-	}
+	// operator-registry reports one of these per channel, in this order of precedence: the
+	// head first, then the walk from it.
 	heads := g.heads()
 	switch len(heads) {
 	case 0:
 		v.add(SeverityError, CodeNoHead, ch.Origin, p.Name, ch.Name, "", "no channel head found in graph")
 	case 1:
-		if stranded := g.stranded(heads[0]); len(stranded) > 0 {
+		cycle, stranded := g.replacesChain(heads[0])
+		switch {
+		case cycle != nil:
+			v.add(SeverityError, CodeCycle, ch.Origin, p.Name, ch.Name, "", "detected cycle in replaces chain of upgrade graph: %s", strings.Join(cycle, " -> "))
+		case len(stranded) > 0:
 			v.add(SeverityError, CodeStranded, ch.Origin, p.Name, ch.Name, "", "channel contains one or more stranded bundles: %s", strings.Join(stranded, ", "))
 		}
 	default:

@@ -52,9 +52,10 @@ func (st *subState) fail(reason, message string) {
 }
 
 // noCandidates fails the Subscription as OLM does when one of its four filters finds
-// nothing: the solver's explanation is the Subscription's existence and the filter's text.
+// nothing: the solver's explanation is the filter's text and the Subscription's
+// existence, in byte order as OLM sorts the clauses ("no …" before "subscription …").
 func (st *subState) noCandidates(format string, args ...any) {
-	st.fail(ReasonConstraintsNotSatisfiable, fmt.Sprintf("constraints not satisfiable: subscription %s exists, %s", st.sub.Name, fmt.Sprintf(format, args...)))
+	st.fail(ReasonConstraintsNotSatisfiable, fmt.Sprintf("constraints not satisfiable: %s, subscription %s exists", fmt.Sprintf(format, args...), st.sub.Name))
 }
 
 // findCandidates applies OLM's filters to the named catalog, orders what passes, and, for

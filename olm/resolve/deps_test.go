@@ -177,23 +177,23 @@ func TestInvariants(t *testing.T) {
 			name: "two providers of one API",
 			n:    ns(subs(sub("p", "p", "stable", "c", "olm"), sub("q", "q", "stable", "c", "olm"))),
 			want: map[string]string{
-				"p": "constraints not satisfiable: subscription p exists, subscription p requires c/olm/stable/p.v1.0.0, subscription q exists, subscription q requires c/olm/stable/q.v1.0.0, c/olm/stable/p.v1.0.0 and c/olm/stable/q.v1.0.0 provide Widget (example.com/v1)",
-				"q": "constraints not satisfiable: subscription p exists, subscription p requires c/olm/stable/p.v1.0.0, subscription q exists, subscription q requires c/olm/stable/q.v1.0.0, c/olm/stable/p.v1.0.0 and c/olm/stable/q.v1.0.0 provide Widget (example.com/v1)",
+				"p": "constraints not satisfiable: c/olm/stable/p.v1.0.0 and c/olm/stable/q.v1.0.0 provide Widget (example.com/v1), subscription p exists, subscription p requires c/olm/stable/p.v1.0.0, subscription q exists, subscription q requires c/olm/stable/q.v1.0.0",
+				"q": "constraints not satisfiable: c/olm/stable/p.v1.0.0 and c/olm/stable/q.v1.0.0 provide Widget (example.com/v1), subscription p exists, subscription p requires c/olm/stable/p.v1.0.0, subscription q exists, subscription q requires c/olm/stable/q.v1.0.0",
 			},
 		},
 		{
 			name: "two Subscriptions to one package in different channels",
 			n:    ns(subs(sub("s1", "two", "stable", "c", "olm"), sub("s2", "two", "fast", "c", "olm"))),
 			want: map[string]string{
-				"s1": "constraints not satisfiable: subscription s1 exists, subscription s1 requires c/olm/stable/two.v1.0.0, subscription s2 exists, subscription s2 requires c/olm/fast/two.v2.0.0, c/olm/stable/two.v1.0.0 and c/olm/fast/two.v2.0.0 originate from package two",
-				"s2": "constraints not satisfiable: subscription s1 exists, subscription s1 requires c/olm/stable/two.v1.0.0, subscription s2 exists, subscription s2 requires c/olm/fast/two.v2.0.0, c/olm/stable/two.v1.0.0 and c/olm/fast/two.v2.0.0 originate from package two",
+				"s1": "constraints not satisfiable: c/olm/fast/two.v2.0.0 and c/olm/stable/two.v1.0.0 originate from package two, subscription s1 exists, subscription s1 requires c/olm/stable/two.v1.0.0, subscription s2 exists, subscription s2 requires c/olm/fast/two.v2.0.0",
+				"s2": "constraints not satisfiable: c/olm/fast/two.v2.0.0 and c/olm/stable/two.v1.0.0 originate from package two, subscription s1 exists, subscription s1 requires c/olm/stable/two.v1.0.0, subscription s2 exists, subscription s2 requires c/olm/fast/two.v2.0.0",
 			},
 		},
 		{
 			name: "an installed CSV no Subscription references must stay",
 			n:    ns(subs(sub("q", "q", "stable", "c", "olm")), installed(p, "p.v1.0.0")),
 			want: map[string]string{
-				"q": "constraints not satisfiable: subscription q exists, subscription q requires c/olm/stable/q.v1.0.0, clusterserviceversion p.v1.0.0 exists and is not referenced by a subscription, c/olm/stable/q.v1.0.0 and @existing/ns//p.v1.0.0 provide Widget (example.com/v1)",
+				"q": "constraints not satisfiable: @existing/ns//p.v1.0.0 and c/olm/stable/q.v1.0.0 provide Widget (example.com/v1), clusterserviceversion p.v1.0.0 exists and is not referenced by a subscription, subscription q exists, subscription q requires c/olm/stable/q.v1.0.0",
 			},
 		},
 		{
@@ -201,7 +201,7 @@ func TestInvariants(t *testing.T) {
 			name: "a package cannot satisfy its own requirement with another of its bundles",
 			n:    ns(subs(sub("self", "self", "stable", "c", "olm").starting("self.v2.0.0"))),
 			want: map[string]string{
-				"self": "constraints not satisfiable: subscription self exists, subscription self requires c/olm/stable/self.v2.0.0, bundle self.v2.0.0 requires an operator providing an API with group: example.com, version: v1, kind: Thing, c/olm/stable/self.v2.0.0 and c/olm/stable/self.v1.0.0 originate from package self",
+				"self": "constraints not satisfiable: bundle self.v2.0.0 requires an operator providing an API with group: example.com, version: v1, kind: Thing, c/olm/stable/self.v1.0.0 and c/olm/stable/self.v2.0.0 originate from package self, subscription self exists, subscription self requires c/olm/stable/self.v2.0.0",
 			},
 		},
 	}
@@ -255,7 +255,7 @@ func TestConstraints(t *testing.T) {
 			"rule": `properties.exists(p, p.type == "olm.package" && p.value.packageName == "x" && semver_compare(p.value.version, "1.5.0") < 0)`}}), "x.v1.0.0", ""},
 		{"a label", prop(catalog.PropertyLabelRequired, map[string]string{"label": "fast"}), "y.v1.0.0", ""},
 		{"nothing matches: the failure message explains", constraint(map[string]any{"failureMessage": "needs x 3", "package": map[string]string{"packageName": "x", "versionRange": ">=3.0.0"}}), "",
-			"constraints not satisfiable: subscription a exists, subscription a requires c/olm/stable/a.v1.0.0, bundle a.v1.0.0 requires an operator with package: x and with version in range: >=3.0.0 (needs x 3)"},
+			"constraints not satisfiable: bundle a.v1.0.0 requires an operator with package: x and with version in range: >=3.0.0 (needs x 3), subscription a exists, subscription a requires c/olm/stable/a.v1.0.0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

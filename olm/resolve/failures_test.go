@@ -24,17 +24,17 @@ func TestSubscriptionFailures(t *testing.T) {
 		msg    string
 	}{
 		{"a catalog that does not exist", sub("s", "a", "stable", "missing", "olm"), resolve.ReasonConstraintsNotSatisfiable,
-			"constraints not satisfiable: subscription s exists, no operators found from catalog missing in namespace olm referenced by subscription s"},
+			"constraints not satisfiable: no operators found from catalog missing in namespace olm referenced by subscription s, subscription s exists"},
 		{"a catalog in a namespace the Subscription cannot see", sub("s", "a", "stable", "community", "elsewhere"), resolve.ReasonConstraintsNotSatisfiable,
-			"constraints not satisfiable: subscription s exists, no operators found from catalog community in namespace elsewhere referenced by subscription s"},
+			"constraints not satisfiable: no operators found from catalog community in namespace elsewhere referenced by subscription s, subscription s exists"},
 		{"an empty catalog", sub("s", "a", "stable", "local", "ns"), resolve.ReasonConstraintsNotSatisfiable,
-			"constraints not satisfiable: subscription s exists, no operators found from catalog local in namespace ns referenced by subscription s"},
+			"constraints not satisfiable: no operators found from catalog local in namespace ns referenced by subscription s, subscription s exists"},
 		{"a package the catalog does not have", sub("s", "nope", "stable", "community", "olm"), resolve.ReasonConstraintsNotSatisfiable,
-			"constraints not satisfiable: subscription s exists, no operators found in package nope in the catalog referenced by subscription s"},
+			"constraints not satisfiable: no operators found in package nope in the catalog referenced by subscription s, subscription s exists"},
 		{"a channel the package does not have", sub("s", "a", "fast", "community", "olm"), resolve.ReasonConstraintsNotSatisfiable,
-			"constraints not satisfiable: subscription s exists, no operators found in channel fast of package a in the catalog referenced by subscription s"},
+			"constraints not satisfiable: no operators found in channel fast of package a in the catalog referenced by subscription s, subscription s exists"},
 		{"a startingCSV the channel does not have", sub("s", "a", "stable", "community", "olm").starting("a.v0.1.0"), resolve.ReasonConstraintsNotSatisfiable,
-			"constraints not satisfiable: subscription s exists, no operators found with name a.v0.1.0 in channel stable of package a in the catalog referenced by subscription s"},
+			"constraints not satisfiable: no operators found with name a.v0.1.0 in channel stable of package a in the catalog referenced by subscription s, subscription s exists"},
 		{"a channel with two heads", sub("s", "b", "stable", "community", "olm"), resolve.ReasonErrorPreventedResolution,
 			`a unique replacement chain within a channel is required to determine the relative order between channel entries, but 2 replacement chains were found in channel "stable" of package "b": b.v1.0.0, b.v2.0.0`},
 		{"a channel whose entries all replace one another", sub("s", "c", "stable", "community", "olm"), resolve.ReasonErrorPreventedResolution,
@@ -125,7 +125,7 @@ func TestOneBrokenSubscriptionDoesNotBlockTheNamespace(t *testing.T) {
 	if got["typo"].Status != resolve.StatusFailed || got["typo"].Reason != resolve.ReasonConstraintsNotSatisfiable {
 		t.Errorf("typo: %+v", got["typo"])
 	}
-	wantB := "constraints not satisfiable: subscription b exists, subscription b requires c/olm/stable/b.v1.0.0, bundle b.v1.0.0 requires an operator providing an API with group: example.com, version: v1, kind: Missing"
+	wantB := "constraints not satisfiable: bundle b.v1.0.0 requires an operator providing an API with group: example.com, version: v1, kind: Missing, subscription b exists, subscription b requires c/olm/stable/b.v1.0.0"
 	if got["b"].Status != resolve.StatusFailed || got["b"].Message != wantB {
 		t.Errorf("b: %s %q\nwant %q", got["b"].Status, got["b"].Message, wantB)
 	}

@@ -106,7 +106,7 @@ func TestSeedSourcePrecedence(t *testing.T) {
 func TestNewSubscriptionUsesOnlyItsCatalog(t *testing.T) {
 	catalogs := []resolve.Catalog{cat("named", "olm", pkg("b", "stable", ch("stable", e("b.v1.0.0")))), cat("other", "olm", pkg("a", "stable", ch("stable", e("a.v1.0.0"))))}
 	got := resolveNS(t, catalogs, ns(subs(sub("a", "a", "stable", "named", "olm")))).Subscriptions[0].Resolution
-	if got.Status != resolve.StatusFailed || got.Message != "constraints not satisfiable: subscription a exists, no operators found in package a in the catalog referenced by subscription a" {
+	if got.Status != resolve.StatusFailed || got.Message != "constraints not satisfiable: no operators found in package a in the catalog referenced by subscription a, subscription a exists" {
 		t.Errorf("resolution = %+v", got)
 	}
 }

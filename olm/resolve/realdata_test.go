@@ -195,7 +195,7 @@ func TestResolveRealBundles(t *testing.T) {
 
 	// dbaas-operator needs ack-rds-controller, which the sample does not have.
 	res = r.Resolve(ns(subs(sub("dbaas", "dbaas-operator", "stable", "community", "olm"))))
-	wantMsg := "constraints not satisfiable: subscription dbaas exists, subscription dbaas requires community/olm/stable/dbaas-operator.v0.5.0, bundle dbaas-operator.v0.5.0 requires an operator with package: ack-rds-controller and with version in range: >=0.0.27 <=0.1.3"
+	wantMsg := "constraints not satisfiable: bundle dbaas-operator.v0.5.0 requires an operator with package: ack-rds-controller and with version in range: >=0.0.27 <=0.1.3, subscription dbaas exists, subscription dbaas requires community/olm/stable/dbaas-operator.v0.5.0"
 	if got := res.Subscriptions[0].Resolution; got.Message != wantMsg {
 		t.Errorf("dbaas:\n got %q\nwant %q", got.Message, wantMsg)
 	}

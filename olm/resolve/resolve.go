@@ -329,12 +329,14 @@ func sortedKeys[K comparable, V any](m map[K]V, compare func(a, b K) int) []K {
 	return keys
 }
 
-// joinVars writes identifiers as OLM does: "a, b and c".
+// joinVars writes the identifiers of an invariant's providers as OLM does: in byte order
+// (OLM sorts them before it builds the message, resolver.go addInvariants), "a, b and c".
 func (rs *resolution) joinVars(vars []varID) string {
 	names := make([]string, len(vars))
 	for i, v := range vars {
 		names[i] = rs.p.vars[v].name
 	}
+	slices.Sort(names)
 	if len(names) == 1 {
 		return names[0]
 	}

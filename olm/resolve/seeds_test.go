@@ -52,9 +52,11 @@ func TestSeedVersionDeadlock(t *testing.T) {
 	n = ns(subs(sub("a", "a", "stable", "c", "olm").at("a.v1.0.0")), installed(a, "a.v1.0.0"), installed(b, "b.v1.0.0"))
 	got := resolveNS(t, catalogs, n).Subscriptions[0].Resolution
 	wantHeld := resolve.Resolution{Status: resolve.StatusFailed, Reason: resolve.ReasonUpgradeHeld, Head: "a.v2.0.0", Path: []string{"a.v2.0.0"},
-		Message: "the upgrade from a.v1.0.0 is held back: constraints not satisfiable: subscription a exists, subscription a requires at least one of c/olm/stable/a.v2.0.0 or @existing/ns//a.v1.0.0, " +
-			"clusterserviceversion b.v1.0.0 exists and is not referenced by a subscription, bundle b.v1.0.0 requires an operator providing an API with group: example.com, version: v1, kind: A, " +
-			"c/olm/stable/a.v2.0.0, @existing/ns//a.v1.0.0 and c/olm/stable/a.v1.0.0 originate from package a, subscription a upgrades from a.v1.0.0"}
+		Message: "the upgrade from a.v1.0.0 is held back: constraints not satisfiable: " +
+			"@existing/ns//a.v1.0.0, c/olm/stable/a.v1.0.0 and c/olm/stable/a.v2.0.0 originate from package a, " +
+			"bundle b.v1.0.0 requires an operator providing an API with group: example.com, version: v1, kind: A, " +
+			"clusterserviceversion b.v1.0.0 exists and is not referenced by a subscription, " +
+			"subscription a exists, subscription a requires at least one of c/olm/stable/a.v2.0.0 or @existing/ns//a.v1.0.0, subscription a upgrades from a.v1.0.0"}
 	if diff := cmp.Diff(wantHeld, got); diff != "" {
 		t.Errorf("A alone (-want +got):\n%s", diff)
 	}
@@ -79,13 +81,17 @@ func TestSeedDeprecatingDependentAPIs(t *testing.T) {
 		if got.Status != resolve.StatusFailed || got.Reason != resolve.ReasonUpgradeHeld {
 			t.Fatalf("subscription a=%v: b is %+v, want the upgrade held", withSubA, got)
 		}
-		wantMsg := "the upgrade from b.v1.0.0 is held back: constraints not satisfiable: subscription b exists, subscription b requires at least one of c/olm/stable/b.v2.0.0 or @existing/ns//b.v1.0.0, " +
-			"clusterserviceversion a.v1.0.0 exists and is not referenced by a subscription, bundle a.v1.0.0 requires an operator providing an API with group: example.com, version: v1, kind: B, " +
-			"c/olm/stable/b.v2.0.0, @existing/ns//b.v1.0.0 and c/olm/stable/b.v1.0.0 originate from package b, subscription b upgrades from b.v1.0.0"
+		wantMsg := "the upgrade from b.v1.0.0 is held back: constraints not satisfiable: " +
+			"@existing/ns//b.v1.0.0, c/olm/stable/b.v1.0.0 and c/olm/stable/b.v2.0.0 originate from package b, " +
+			"bundle a.v1.0.0 requires an operator providing an API with group: example.com, version: v1, kind: B, " +
+			"clusterserviceversion a.v1.0.0 exists and is not referenced by a subscription, " +
+			"subscription b exists, subscription b requires at least one of c/olm/stable/b.v2.0.0 or @existing/ns//b.v1.0.0, subscription b upgrades from b.v1.0.0"
 		if withSubA {
-			wantMsg = "the upgrade from b.v1.0.0 is held back: constraints not satisfiable: subscription b exists, subscription b requires at least one of c/olm/stable/b.v2.0.0 or @existing/ns//b.v1.0.0, " +
-				"subscription a exists, subscription a requires @existing/ns//a.v1.0.0, bundle a.v1.0.0 requires an operator providing an API with group: example.com, version: v1, kind: B, " +
-				"c/olm/stable/b.v2.0.0, @existing/ns//b.v1.0.0 and c/olm/stable/b.v1.0.0 originate from package b, subscription b upgrades from b.v1.0.0"
+			wantMsg = "the upgrade from b.v1.0.0 is held back: constraints not satisfiable: " +
+				"@existing/ns//b.v1.0.0, c/olm/stable/b.v1.0.0 and c/olm/stable/b.v2.0.0 originate from package b, " +
+				"bundle a.v1.0.0 requires an operator providing an API with group: example.com, version: v1, kind: B, " +
+				"subscription a exists, subscription a requires @existing/ns//a.v1.0.0, " +
+				"subscription b exists, subscription b requires at least one of c/olm/stable/b.v2.0.0 or @existing/ns//b.v1.0.0, subscription b upgrades from b.v1.0.0"
 		}
 		if got.Message != wantMsg {
 			t.Errorf("subscription a=%v:\n got %q\nwant %q", withSubA, got.Message, wantMsg)

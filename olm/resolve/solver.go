@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"errors"
+	"slices"
 	"strings"
 )
 
@@ -253,7 +254,8 @@ func (p *problem) explain(active []bool, maxSteps int) []clauseID {
 	return core
 }
 
-// notSatisfiable is OLM's message for a set of clauses with no solution.
+// notSatisfiable is OLM's message for a set of clauses with no solution: the clauses'
+// texts in byte order, as OLM's solver sorts them (solver/lit_mapping.go Conflicts).
 func (p *problem) notSatisfiable(core []clauseID) string {
 	const msg = "constraints not satisfiable"
 	if len(core) == 0 {
@@ -263,5 +265,6 @@ func (p *problem) notSatisfiable(core []clauseID) string {
 	for i, c := range core {
 		texts[i] = p.clauses[c].text
 	}
+	slices.Sort(texts)
 	return msg + ": " + strings.Join(texts, ", ")
 }

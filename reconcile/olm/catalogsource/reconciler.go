@@ -161,6 +161,12 @@ func (r *Reconciler) loadConfigMap(ctx context.Context, obj *v1alpha1.CatalogSou
 		loadedAt := prev.LoadedAt
 		if prev.Content == nil || prev.Revision != revision {
 			content, loadedAt = catalog.LoadConfigMap(cm), time.Now()
+			// OLM's configmap-server exits on what its loader refuses, so OLM serves
+			// nothing from this ConfigMap; the content loaded last stays, as for images.
+			if err := content.PopulateError(); err != nil {
+				r.keepLastGood(key, obj, prev, err)
+				return err
+			}
 		}
 		r.Registry.Set(key, Entry{Content: content, Priority: obj.Spec.Priority, Revision: revision, LoadedAt: loadedAt})
 	}

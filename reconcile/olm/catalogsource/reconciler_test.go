@@ -13,6 +13,7 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/olm/catalogsource"
 )
@@ -70,5 +71,60 @@ func TestLoadAfterAStaleRead(t *testing.T) {
 	}
 	if !apimeta.IsStatusConditionTrue(cs.Status.Conditions, catalogsource.ConditionReady) {
 		t.Errorf("conditions %+v, want Ready", cs.Status.Conditions)
+	}
+}
+
+// TestConfigMapCatalogOLMWouldNotServe: a ConfigMap catalog that operator-registry's loader
+// refuses (here: no packages key) is not served, as OLM's configmap-server exits on it:
+// TRANSIENT_FAILURE and Ready=False with the server's message. Once the key is added the
+// catalog loads.
+func TestConfigMapCatalogOLMWouldNotServe(t *testing.T) {
+	env := testenv.Get(t)
+	ctx := context.Background()
+	ns := olmtest.NewNamespace(t, env, "cm-refused")
+	key := client.ObjectKey{Namespace: ns, Name: "widgets"}
+	data := olmtest.ConfigMapData(t, []olmtest.Bundle{{Package: "widget", Version: "1.0.0"}})
+	packages := data[catalog.ConfigMapKeyPackages]
+	delete(data, catalog.ConfigMapKeyPackages)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widgets"}, Data: data}
+	olmtest.Create(t, env, cm)
+	olmtest.Create(t, env, &v1alpha1.CatalogSource{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+		Spec:       v1alpha1.CatalogSourceSpec{SourceType: v1alpha1.SourceTypeConfigmap, ConfigMap: "widgets"},
+	})
+	reg := catalogsource.NewRegistry("", resolve.Options{})
+	r := &catalogsource.Reconciler{Client: env.Client, APIReader: env.Client, Registry: reg}
+	reconcileAndGet := func() *v1alpha1.CatalogSource {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil {
+			t.Fatalf("reconcile: %v", err)
+		}
+		cs := &v1alpha1.CatalogSource{}
+		if err := env.Client.Get(ctx, key, cs); err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+
+	cs := reconcileAndGet()
+	if s := cs.Status.GRPCConnectionState; s == nil || s.LastObservedState != v1alpha1.ConnectionStateTransientFailure {
+		t.Errorf("connection state %+v, want %s", s, v1alpha1.ConnectionStateTransientFailure)
+	}
+	ready := apimeta.FindStatusCondition(cs.Status.Conditions, catalogsource.ConditionReady)
+	const want = "error loading manifests from configmap: couldn't find expected key packages in configmap"
+	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Message != want {
+		t.Errorf("Ready = %+v, want False with %q", ready, want)
+	}
+	if e, _ := reg.Get(key); e.Content != nil {
+		t.Errorf("the registry serves %d packages from a catalog OLM would not serve", len(e.Content.Packages))
+	}
+
+	cm.Data[catalog.ConfigMapKeyPackages] = packages
+	if err := env.Client.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	cs = reconcileAndGet()
+	if s := cs.Status.GRPCConnectionState; s == nil || s.LastObservedState != v1alpha1.ConnectionStateReady {
+		t.Errorf("connection state %+v once the key is there, want %s", s, v1alpha1.ConnectionStateReady)
 	}
 }

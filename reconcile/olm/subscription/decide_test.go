@@ -99,7 +99,7 @@ func TestApplyResolutionOnTheFixture(t *testing.T) {
 		}), needsPlan: true, state: v1alpha1.SubscriptionStateUpgradeAvailable, failed: "-", held: "-"},
 		{
 			name: "a missing package", sub: sub("s", "nope"), state: "", held: "-",
-			failed: "True/ConstraintsNotSatisfiable: constraints not satisfiable: subscription s exists, no operators found in package nope in the catalog referenced by subscription s",
+			failed: "True/ConstraintsNotSatisfiable: constraints not satisfiable: no operators found in package nope in the catalog referenced by subscription s, subscription s exists",
 		},
 		{
 			name: "a failure clears once resolution succeeds", sub: sub("s", "a", func(s *v1alpha1.Subscription) {
