@@ -43,6 +43,12 @@ type Options struct {
 	// policy.DefaultTimeout. A user's rule that runs past it is a problem naming the rule
 	// and its file (`--policy-timeout`).
 	PolicyTimeout time.Duration
+	// GlobalCatalogNamespaces are the global catalog namespaces of the clusters — whose
+	// CatalogSources every namespace sees — by cluster name, the entry "" for every cluster
+	// without one of its own (`--global-catalog-namespace`, or read from a live cluster).
+	// Each wins over olmsync.yaml's policy.marketplaceNamespace, for the placement rules and
+	// the OLM preview alike: it is one setting (docs/ci.md).
+	GlobalCatalogNamespaces map[string]string
 }
 
 // discoverOptions says what discovery cannot read from the files: the URLs the
@@ -141,6 +147,7 @@ func Run(ctx context.Context, tree *sources.Tree, opts Options) (*Result, error)
 			"found no apps in %s: no apps in %s, no Argo CD Application of this repository, no kustomization", tree.Source, render.ConfigFileName)})
 	}
 	res.Inputs = Inputs(rendered)
+	setGlobalCatalogNamespaces(res.Inputs, opts.GlobalCatalogNamespaces)
 
 	ev := &evaluation{tree: tree, cfg: rendered.Config, opts: &opts}
 	if err := ev.run(ctx, res); err != nil {

@@ -39,6 +39,20 @@ func Inputs(r *render.Result) []policy.Input {
 	return out
 }
 
+// setGlobalCatalogNamespaces puts each cluster's global catalog namespace, when the caller
+// knows it, in place of olmsync.yaml's marketplace namespace.
+func setGlobalCatalogNamespaces(inputs []policy.Input, byCluster map[string]string) {
+	for i := range inputs {
+		ns, ok := byCluster[inputs[i].Cluster]
+		if !ok {
+			ns = byCluster[""]
+		}
+		if ns != "" {
+			inputs[i].Config.MarketplaceNamespace = ns
+		}
+	}
+}
+
 // policyConfig is the part of olmsync.yaml the rules of one cluster read. The groups a
 // cluster has outside Git are those listed for every cluster and those listed for it;
 // a list that leaves none for this cluster means none, not the default.

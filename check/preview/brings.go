@@ -100,7 +100,12 @@ func (p *clusterPreview) brings(v *view, sr *resolve.SubscriptionResult, content
 	s := b.Summary()
 	for _, c := range s.OwnedCRDs {
 		pc := report.PreviewCRD{Name: c.Name, Versions: c.Versions, Change: report.CRDAdded}
-		if before[c.Name] || oldCRDs[c.Name] != nil {
+		switch onCluster := v.state.CRD(c.Name); {
+		case onCluster != nil:
+			// OLM checks the new CRD against the one the cluster has, whoever applied it.
+			pc.Change = report.CRDChanged
+			pc.Verdict = clusterCRDVerdict(v.state, onCluster, newCRDs[c.Name])
+		case before[c.Name] || oldCRDs[c.Name] != nil:
 			pc.Change = report.CRDChanged
 			pc.Verdict = crdVerdict(oldCRDs[c.Name], newCRDs[c.Name])
 		}
@@ -154,6 +159,19 @@ func crdVerdict(old, updated *apiextensionsv1.CustomResourceDefinition) string {
 		}
 	}
 	if _, err := crdupgrade.Check(existing, updated, nil); err != nil {
+		return err.Error()
+	}
+	return report.CRDUpgradeSafe
+}
+
+// clusterCRDVerdict is OLM's CRD upgrade check of replacing the cluster's CRD, with its
+// status.storedVersions and the custom resources the state holds of its kind: "safe", or
+// the check's error. "" when the new CRD is unknown.
+func clusterCRDVerdict(st *ClusterState, existing, updated *apiextensionsv1.CustomResourceDefinition) string {
+	if updated == nil {
+		return ""
+	}
+	if _, err := crdupgrade.Check(existing, updated, st.CustomResourcesOf(existing)); err != nil {
 		return err.Error()
 	}
 	return report.CRDUpgradeSafe

@@ -13,6 +13,9 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/olmsync/olmsync/api/operators"
@@ -20,22 +23,46 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/api/operators/v1alpha2"
 	"github.com/olmsync/olmsync/internal/safeyaml"
+	"github.com/olmsync/olmsync/olm/crdupgrade"
 	"github.com/olmsync/olmsync/olm/groups"
 )
 
 // ClusterState is what a cluster has, as far as OLM is concerned: its Namespaces (with
 // their labels, which OperatorGroup selectors read), OperatorGroups (with the
-// olm.providedAPIs OLM wrote on them), CSVs, Subscriptions (with status.installedCSV) and
-// CatalogSources (their priority). The zero value is an empty cluster.
+// olm.providedAPIs OLM wrote on them), CSVs, Subscriptions (with status.installedCSV),
+// CatalogSources (their priority, and whether the one a Subscription names exists), CRDs
+// (with status.storedVersions) and the custom resources of their kinds (for OLM's CRD
+// upgrade check), and ServiceAccounts (an OperatorGroup's spec.serviceAccountName). The
+// zero value is an empty cluster.
 type ClusterState struct {
 	Namespaces     []corev1.Namespace
 	OperatorGroups []operatorsv1.OperatorGroup
 	CSVs           []v1alpha1.ClusterServiceVersion
 	Subscriptions  []v1alpha1.Subscription
 	CatalogSources []v1alpha1.CatalogSource
+	// CatalogSourcesListed says that CatalogSources holds every CatalogSource of the
+	// cluster, so that a Subscription naming another one is OLM's resolution failure: true
+	// for a live cluster, and for a folder that holds at least one CatalogSource (a folder
+	// without any may be a snapshot that left them out).
+	CatalogSourcesListed bool
+	// CRDs are the cluster's CustomResourceDefinitions, each with status.storedVersions.
+	CRDs []apiextensionsv1.CustomResourceDefinition
+	// CustomResources are the existing objects of the CRDs' kinds, which a new version of
+	// their CRD must still accept.
+	CustomResources []unstructured.Unstructured
+	// CustomResourcesCut names the CRDs whose custom resources were read only in part: a
+	// live cluster with more than maxCustomResources of a version, or whose user may not
+	// list them.
+	CustomResourcesCut []string
+	// ServiceAccounts are the cluster's ServiceAccounts (those OperatorGroups name, from a
+	// live cluster).
+	ServiceAccounts []corev1.ServiceAccount
 	// KubeVersion is the cluster's Kubernetes version (1.33.2) when known; CSVs whose
 	// minKubeVersion is higher stay Pending with RequirementsNotMet.
 	KubeVersion string
+	// GlobalCatalogNamespace is the namespace whose CatalogSources every namespace sees,
+	// as the cluster's OLM is configured (read from a live cluster; "" when unknown).
+	GlobalCatalogNamespace string
 }
 
 // StateError is an object of a cluster state folder that could not be read.
@@ -53,11 +80,14 @@ func (e *StateError) Unwrap() error { return e.Err }
 
 // LoadClusterState reads a folder (or one file) of YAML or JSON manifests — what
 // `kubectl get -o yaml` writes, Lists included — into a ClusterState; what `kubectl
-// version -o yaml` writes gives the cluster's Kubernetes version. Kinds other than
-// Namespace and OLM's are ignored. An object that cannot be read is an error naming its
-// file and line: a snapshot that is silently incomplete would make the preview lie.
+// version -o yaml` writes gives the cluster's Kubernetes version. Besides Namespaces and
+// OLM's kinds it keeps CustomResourceDefinitions, ServiceAccounts, and every object whose
+// apiVersion and kind a CRD of the folder defines (its custom resources); other kinds are
+// ignored. An object that cannot be read is an error naming its file and line: a snapshot
+// that is silently incomplete would make the preview lie.
 func LoadClusterState(root string) (*ClusterState, error) {
 	st := &ClusterState{}
+	defer st.keepCustomResources()
 	var errs []error
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -136,7 +166,26 @@ func (st *ClusterState) add(doc []byte) error {
 		}
 		st.Namespaces = append(st.Namespaces, ns)
 		return nil
+	case head.APIVersion == "v1" && head.Kind == "ServiceAccount":
+		var sa corev1.ServiceAccount
+		if err := json.Unmarshal(data, &sa); err != nil {
+			return fmt.Errorf("decode ServiceAccount: %w", err)
+		}
+		st.ServiceAccounts = append(st.ServiceAccounts, sa)
+		return nil
+	case strings.HasPrefix(head.APIVersion, apiextensionsv1.GroupName+"/") && head.Kind == "CustomResourceDefinition":
+		crd, err := crdupgrade.Decode(data)
+		if err != nil {
+			return err
+		}
+		st.CRDs = append(st.CRDs, *crd)
+		return nil
 	case !strings.HasPrefix(head.APIVersion, operators.GroupName+"/"):
+		// Perhaps a custom resource: which ones are is known once every CRD is read.
+		var u unstructured.Unstructured
+		if err := u.UnmarshalJSON(data); err == nil && u.GetKind() != "" {
+			st.CustomResources = append(st.CustomResources, u)
+		}
 		return nil
 	}
 	obj, err := decodeOLM(data)
@@ -158,7 +207,50 @@ func (st *ClusterState) addObject(obj any) {
 		st.Subscriptions = append(st.Subscriptions, *o)
 	case *v1alpha1.CatalogSource:
 		st.CatalogSources = append(st.CatalogSources, *o)
+		st.CatalogSourcesListed = true
 	}
+}
+
+// keepCustomResources drops the objects read as possible custom resources that no CRD of
+// the state defines (a Deployment, a ConfigMap of the snapshot).
+func (st *ClusterState) keepCustomResources() {
+	st.CustomResources = slices.DeleteFunc(st.CustomResources, func(u unstructured.Unstructured) bool {
+		return st.crdOf(u.GroupVersionKind()) == nil
+	})
+}
+
+// crdOf is the CRD of the state that defines gvk at one of its versions.
+func (st *ClusterState) crdOf(gvk schema.GroupVersionKind) *apiextensionsv1.CustomResourceDefinition {
+	for i := range st.CRDs {
+		c := &st.CRDs[i]
+		if c.Spec.Group == gvk.Group && c.Spec.Names.Kind == gvk.Kind &&
+			slices.ContainsFunc(c.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == gvk.Version }) {
+			return c
+		}
+	}
+	return nil
+}
+
+// CRD is the state's CRD of that name, or nil.
+func (st *ClusterState) CRD(name string) *apiextensionsv1.CustomResourceDefinition {
+	for i := range st.CRDs {
+		if st.CRDs[i].Name == name {
+			return &st.CRDs[i]
+		}
+	}
+	return nil
+}
+
+// CustomResourcesOf are the state's custom resources of a CRD, of any of its versions.
+func (st *ClusterState) CustomResourcesOf(crd *apiextensionsv1.CustomResourceDefinition) []unstructured.Unstructured {
+	var out []unstructured.Unstructured
+	for _, u := range st.CustomResources {
+		gvk := u.GroupVersionKind()
+		if gvk.Group == crd.Spec.Group && gvk.Kind == crd.Spec.Names.Kind {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // decodeOLM decodes an operators.coreos.com manifest with the API types, an OperatorGroup

@@ -5,13 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -102,17 +108,21 @@ const pageSize = 500
 // ReadCluster reads what the preview needs of a live cluster into a ClusterState: the
 // same kinds a --cluster-state folder holds — Namespaces (with their labels),
 // OperatorGroups, ClusterServiceVersions, Subscriptions (with status.installedCSV),
-// CatalogSources — and the server's Kubernetes version, for minKubeVersion. It only
-// lists (ReadOnly makes cfg refuse anything else). A cluster without OLM's CRDs has none
-// of OLM's kinds, which is no error; a cluster that cannot be reached, or that refuses a
-// list, is. Copied CSVs (label olm.copiedFrom), which OLM's resolver and the preview
-// leave out, are not read: on a cluster with global operators they are most of the CSVs.
+// CatalogSources (all of them: CatalogSourcesListed), CustomResourceDefinitions, the
+// custom resources of the CRDs a CSV owns (at most maxCustomResources per version),
+// ServiceAccounts (their names) — the server's Kubernetes version, for minKubeVersion, and
+// the global catalog namespace the cluster's OLM (or olmsync) runs with
+// (globalCatalogNamespace). It only lists (ReadOnly makes cfg refuse anything else). A
+// cluster without OLM's CRDs has none of OLM's kinds, which is no error; a cluster that
+// cannot be reached, or that refuses a list, is. Copied CSVs (label olm.copiedFrom), which
+// OLM's resolver and the preview leave out, are not read: on a cluster with global
+// operators they are most of the CSVs.
 func ReadCluster(ctx context.Context, cfg *rest.Config) (*ClusterState, error) {
 	cfg = ReadOnly(cfg)
 	if cfg.Timeout == 0 {
 		cfg.Timeout = time.Minute
 	}
-	st := &ClusterState{}
+	st := &ClusterState{CatalogSourcesListed: true}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -129,6 +139,21 @@ func ReadCluster(ctx context.Context, cfg *rest.Config) (*ClusterState, error) {
 	if err := st.list(ctx, c); err != nil {
 		return nil, err
 	}
+	if err := st.listCustomResources(ctx, c); err != nil {
+		return nil, err
+	}
+	var deployments []appsv1.Deployment
+	for _, sel := range []client.ListOption{
+		client.MatchingFields{"metadata.name": olmCatalogOperator},
+		client.MatchingLabels{"app.kubernetes.io/part-of": "olmsync"},
+	} {
+		if err := listAll(ctx, c, "Deployments", &appsv1.DeploymentList{}, func(l *appsv1.DeploymentList) {
+			deployments = append(deployments, l.Items...)
+		}, sel); err != nil {
+			return nil, err
+		}
+	}
+	st.GlobalCatalogNamespace = globalCatalogNamespace(deployments)
 	return st, nil
 }
 
@@ -154,7 +179,89 @@ func (st *ClusterState) list(ctx context.Context, c lister) error {
 		listAll(ctx, c, "CatalogSources", &v1alpha1.CatalogSourceList{}, func(l *v1alpha1.CatalogSourceList) {
 			st.CatalogSources = append(st.CatalogSources, l.Items...)
 		}),
+		listAll(ctx, c, "CustomResourceDefinitions", &apiextensionsv1.CustomResourceDefinitionList{}, func(l *apiextensionsv1.CustomResourceDefinitionList) {
+			st.CRDs = append(st.CRDs, l.Items...)
+		}),
+		// Names are all an OperatorGroup's service account needs: metadata only.
+		listAll(ctx, c, "ServiceAccounts", serviceAccountMetadata(), func(l *metav1.PartialObjectMetadataList) {
+			for _, m := range l.Items {
+				st.ServiceAccounts = append(st.ServiceAccounts, corev1.ServiceAccount{ObjectMeta: m.ObjectMeta})
+			}
+		}),
 	)
+}
+
+func serviceAccountMetadata() *metav1.PartialObjectMetadataList {
+	l := &metav1.PartialObjectMetadataList{}
+	l.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ServiceAccountList"))
+	return l
+}
+
+// maxCustomResources bounds the custom resources read of one version of a CRD: OLM
+// validates every one, but a check must end; past it (or when the user may not list
+// them) the CRD is named in CustomResourcesCut and the preview says so.
+const maxCustomResources = 2000
+
+// listCustomResources reads the custom resources of every CRD a CSV of the state owns —
+// those an upgrade can replace — once per served version, as OLM lists them for its CRD
+// upgrade check.
+func (st *ClusterState) listCustomResources(ctx context.Context, c lister) error {
+	owned := map[string]bool{}
+	for _, csv := range st.CSVs {
+		for _, d := range csv.Spec.CustomResourceDefinitions.Owned {
+			owned[d.Name] = true
+		}
+	}
+	for i := range st.CRDs {
+		crd := &st.CRDs[i]
+		if !owned[crd.Name] {
+			continue
+		}
+		for _, v := range crd.Spec.Versions {
+			if !v.Served {
+				continue
+			}
+			gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.ListKind}
+			cut, err := st.listVersion(ctx, c, gvk)
+			switch {
+			case apierrors.IsForbidden(err):
+				// The operators' own API groups are many; a user who may not list one
+				// leaves its custom resources unknown, which the preview says.
+				cut = true
+			case err != nil:
+				return fmt.Errorf("list %s of version %s: %w", crd.Name, v.Name, err)
+			}
+			if cut && !slices.Contains(st.CustomResourcesCut, crd.Name) {
+				st.CustomResourcesCut = append(st.CustomResourcesCut, crd.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// listVersion reads the custom resources of one version of a CRD, a page at a time, and
+// stops at maxCustomResources: cut says there were more.
+func (st *ClusterState) listVersion(ctx context.Context, c lister, gvk schema.GroupVersionKind) (cut bool, err error) {
+	cont, n := "", 0
+	for {
+		page := &unstructured.UnstructuredList{}
+		page.SetGroupVersionKind(gvk)
+		err := c.List(ctx, page, client.Limit(min(pageSize, maxCustomResources-n)), client.Continue(cont))
+		switch {
+		case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
+			return false, nil
+		case err != nil:
+			return false, err
+		}
+		st.CustomResources = append(st.CustomResources, page.Items...)
+		n += len(page.Items)
+		if cont = page.GetContinue(); cont == "" {
+			return false, nil
+		}
+		if n >= maxCustomResources {
+			return true, nil
+		}
+	}
 }
 
 // listAll lists every object of a kind in every namespace, a page at a time, handing each

@@ -141,6 +141,9 @@ func TestReadOnly(t *testing.T) {
 			{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"list"}},
 			{APIGroups: []string{"operators.coreos.com"}, Verbs: []string{"list"},
 				Resources: []string{"operatorgroups", "clusterserviceversions", "subscriptions", "catalogsources"}},
+			{APIGroups: []string{""}, Resources: []string{"serviceaccounts"}, Verbs: []string{"list"}},
+			{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"list"}},
+			{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"list"}},
 		},
 	}
 	binding := &rbacv1.ClusterRoleBinding{

@@ -22,6 +22,8 @@ const (
 	RuleCatalogNotGiven = "OLM006"
 	// RuleCRDUpgradeRefused: the upgrade replaces a CRD in a way OLM's CRD upgrade check refuses.
 	RuleCRDUpgradeRefused = "OLM007"
+	// RuleServiceAccountMissing: an OperatorGroup names a ServiceAccount that does not exist.
+	RuleServiceAccountMissing = "OLM008"
 )
 
 // Rules is the catalog of the preview's rules, as the reports show them.
@@ -76,11 +78,20 @@ var Rules = []policy.Rule{
 	{
 		ID: RuleCRDUpgradeRefused, Title: "An upgrade replaces its CRDs safely", Severity: policy.SeverityError,
 		Kinds: []string{"Subscription"},
-		Description: "The CSV a Subscription upgrades to owns a CRD that the running CSV owns too, and the new CRD removes " +
+		Description: "The CSV a Subscription upgrades to owns a CRD that the running CSV owns too (or that the cluster has), and the new CRD removes " +
 			"a version the old one stores (OLM refuses it: risk of data loss) or still serves (refused until it is set " +
 			"served: false in an earlier upgrade). OLM fails the InstallPlan and the operator stays on the old version. " +
-			"The stored versions are taken to be the old bundle's storage version; custom resources that a narrowed " +
-			"schema would break are not known to the preview.",
+			"With a cluster state that holds the CRD (--cluster-state, --context), its status.storedVersions and the " +
+			"existing custom resources count too: a stored version removed, or a custom resource the new schema refuses " +
+			"(OLM: updated validation is too restrictive). Without one, the stored versions are taken to be the old " +
+			"bundle's storage version and custom resources are not known.",
+	},
+	{
+		ID: RuleServiceAccountMissing, Title: "An OperatorGroup's service account exists", Severity: policy.SeverityError,
+		Kinds: []string{"OperatorGroup"},
+		Description: "The OperatorGroup's spec.serviceAccountName names a ServiceAccount that neither the cluster state nor " +
+			"Git has in the group's namespace. OLM sets the condition OperatorGroupServiceAccount (ServiceAccountNotFound) " +
+			"and stops syncing the group: its target namespaces are not computed, and its operators are not installed.",
 	},
 }
 

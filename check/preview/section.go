@@ -74,7 +74,7 @@ func (p *clusterPreview) report(v *view, results map[string]*resolve.Result, con
 			Source: sr.Source.Name, SourceNamespace: sr.Source.Namespace, Approval: string(sr.Approval),
 			Installed: sr.Installed,
 		}
-		if _, known := contents[sr.Source]; !known {
+		if _, known := contents[sr.Source]; !known && !v.catalogSourceMissing(sr.Source) {
 			sp.Resolution = report.PreviewResolution{Status: report.ResolutionUnknown, Message: fmt.Sprintf(
 				"catalog %s was not given (--catalog, or catalogs in olmsync.yaml): nothing to resolve against", sr.Source)}
 			p.subs = append(p.subs, sp)
@@ -291,6 +291,10 @@ func (p *clusterPreview) reportGroups(v *view, settled []operatorsv1.OperatorGro
 			continue
 		}
 		og := &settled[i]
+		if g.serviceAccountMissing && g.git != nil {
+			p.violate(g.git, RuleServiceAccountMissing, policy.SeverityError, fmt.Sprintf("OperatorGroup %s/%s: %s (OLM sets %s=True, reason %s, and does not sync the group)",
+				og.Namespace, og.Name, g.message, operatorsv1.OperatorGroupServiceAccountCondition, operatorsv1.OperatorGroupServiceAccountReason))
+		}
 		gp := report.OperatorGroupPreview{
 			Cluster: v.cluster, Namespace: og.Namespace, Name: og.Name, Origin: g.origin,
 			TargetNamespaces: slices.Clone(og.Status.Namespaces),

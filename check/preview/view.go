@@ -13,6 +13,7 @@ import (
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/olm/groups"
+	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/report"
 )
@@ -44,6 +45,12 @@ type groupEntry struct {
 	origin  string
 	git     *gitRef
 	message string // why OLM refuses the group's spec, when it does
+	// serviceAccountMissing: spec.serviceAccountName names no ServiceAccount, and OLM stops
+	// syncing the group (message says so).
+	serviceAccountMissing bool
+	// clusterNamespaces is status.namespaces as the cluster has it, which OLM leaves as it
+	// is while it does not sync the group.
+	clusterNamespaces []string
 }
 
 // view is one cluster as OLM would see it once the revision is applied: the cluster's
@@ -55,15 +62,22 @@ type view struct {
 	subscriptions  []*subscriptionEntry
 	csvs           []v1alpha1.ClusterServiceVersion
 	catalogSources []v1alpha1.CatalogSource
-	kubeVersion    string
-	warnings       []report.Warning
+	// catalogSourcesListed: catalogSources are all the cluster has (ClusterState.CatalogSourcesListed).
+	catalogSourcesListed bool
+	// serviceAccounts are the cluster's and Git's, by namespace/name.
+	serviceAccounts map[string]*corev1.ServiceAccount
+	// state is the cluster state the view was made from (its CRDs and custom resources);
+	// never nil.
+	state       *ClusterState
+	kubeVersion string
+	warnings    []report.Warning
 }
 
 // newView lays the objects of one cluster's policy input over its state. Without a state,
 // the cluster has the OperatorGroups olmsync.yaml lists (policy.operatorGroups, by default
 // OpenShift's global group in openshift-operators), as the placement rules assume.
 func newView(in *policy.Input, state *ClusterState) *view {
-	v := &view{cluster: in.Cluster, namespaces: map[string]*corev1.Namespace{}}
+	v := &view{cluster: in.Cluster, namespaces: map[string]*corev1.Namespace{}, serviceAccounts: map[string]*corev1.ServiceAccount{}, state: &ClusterState{}}
 	if state != nil {
 		v.addState(state)
 	} else {
@@ -89,7 +103,19 @@ func (v *view) addState(st *ClusterState) {
 		v.namespaces[st.Namespaces[i].Name] = st.Namespaces[i].DeepCopy()
 	}
 	for i := range st.OperatorGroups {
-		v.groups = append(v.groups, &groupEntry{og: *st.OperatorGroups[i].DeepCopy(), origin: originCluster})
+		og := st.OperatorGroups[i].DeepCopy()
+		v.groups = append(v.groups, &groupEntry{og: *og, origin: originCluster, clusterNamespaces: og.Status.Namespaces})
+	}
+	for i := range st.ServiceAccounts {
+		sa := st.ServiceAccounts[i].DeepCopy()
+		v.serviceAccounts[sa.Namespace+"/"+sa.Name] = sa
+	}
+	v.catalogSourcesListed = st.CatalogSourcesListed
+	v.state = st
+	for _, name := range st.CustomResourcesCut {
+		v.warnings = append(v.warnings, report.Warning{Message: fmt.Sprintf(
+			"olm preview: the custom resources of CRD %s on cluster %q were read only in part (more than %d of a version, or not allowed to list them): an upgrade of the CRD is checked against those read",
+			name, v.cluster, maxCustomResources)})
 	}
 	for i := range st.Subscriptions {
 		v.subscriptions = append(v.subscriptions, &subscriptionEntry{sub: *st.Subscriptions[i].DeepCopy()})
@@ -110,6 +136,13 @@ func (v *view) addGit(app string, o policy.Object) {
 	kind, _ := o.Object["kind"].(string)
 	if apiVersion == "v1" && kind == "Namespace" {
 		v.addNamespace(o)
+		return
+	}
+	if apiVersion == "v1" && kind == "ServiceAccount" {
+		md, _ := o.Object["metadata"].(map[string]any)
+		if name, _ := md["name"].(string); name != "" && o.Namespace != "" {
+			v.serviceAccounts[o.Namespace+"/"+name] = &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: name}}
+		}
 		return
 	}
 	group, _, _ := cutGroup(apiVersion)
@@ -193,6 +226,7 @@ func (v *view) addGroup(og *operatorsv1.OperatorGroup, ref *gitRef) {
 			}
 		}
 		e.og, e.origin, e.git = *og, originGit, ref
+		e.og.Status.Namespaces = slices.Clone(e.clusterNamespaces)
 		return
 	}
 	v.groups = append(v.groups, &groupEntry{og: *og, origin: originGit, git: ref})
@@ -207,6 +241,12 @@ func (v *view) resolveTargets() {
 		namespaces = append(namespaces, *v.namespaces[n])
 	}
 	for _, g := range v.groups {
+		if sa := groups.CheckServiceAccount(&g.og, v.serviceAccounts[g.og.Namespace+"/"+g.og.Spec.ServiceAccountName]); sa.Missing {
+			// OLM stops syncing the group here: its targets stay what the cluster has.
+			g.message, g.serviceAccountMissing = sa.Message, true
+			g.og.Status.Namespaces = slices.Clone(g.clusterNamespaces)
+			continue
+		}
 		targets, err := groups.TargetNamespaces(&g.og, namespaces)
 		if err != nil {
 			g.message = err.Error()
@@ -232,6 +272,15 @@ func (v *view) groupsOf(ns string) []*groupEntry {
 		}
 	}
 	return out
+}
+
+// catalogSourceMissing reports whether the view knows every CatalogSource of the cluster
+// and neither it nor Git has this one: OLM then fails the Subscription's resolution (the
+// resolver, which is not given the catalog, says so in OLM's words).
+func (v *view) catalogSourceMissing(key resolve.CatalogKey) bool {
+	return v.catalogSourcesListed && !slices.ContainsFunc(v.catalogSources, func(c v1alpha1.CatalogSource) bool {
+		return c.Name == key.Name && c.Namespace == key.Namespace
+	})
 }
 
 // catalogPriority is spec.priority of the CatalogSource of that name, when the view has it.

@@ -60,6 +60,7 @@ type checkFlags struct {
 	clusterStates []string
 	kubeconfig    string
 	contexts      []string
+	globalCatalog string
 	// what kustomize may do beyond reading the repository
 	allowRemoteBases       bool
 	renderCache            string
@@ -106,6 +107,7 @@ read, rendered or evaluated (the report still lists everything else that was che
 	fl.StringArrayVar(&f.clusterStates, "cluster-state", nil, "a folder of YAML objects (Namespaces, OperatorGroups, CSVs, Subscriptions, CatalogSources) the OLM preview takes as what the cluster has, [CLUSTER=]DIR; without it the cluster is empty; may be repeated")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "read the cluster state for the OLM preview from a live cluster, read-only (list calls only): this kubeconfig's current context, or the contexts --context names; default with --context: $KUBECONFIG, else ~/.kube/config")
 	fl.StringArrayVar(&f.contexts, "context", nil, "the kubeconfig context whose cluster the OLM preview reads (read-only), [CLUSTER=]CONTEXT; for one cluster of the repository, or every cluster without CLUSTER=; may be repeated")
+	fl.StringVar(&f.globalCatalog, "global-catalog-namespace", "", "the namespace whose CatalogSources every namespace sees, for the OLM preview and the placement rules alike (as olmsync run's flag; default: what the cluster read with --kubeconfig/--context runs with, else olmsync.yaml's policy.marketplaceNamespace, else "+policy.DefaultMarketplaceNamespace+")")
 	fl.BoolVar(&f.listObjects, "list-objects", false, "list every checked object in the report (JUnit always lists them)")
 	fl.BoolVar(&f.allowRemoteBases, "allow-remote-bases", false, "let kustomizations use remote bases and files (network access)")
 	fl.StringVar(&f.renderCache, "render-cache", "", "keep each app's build in this folder, keyed by the digest of its inputs and olmsync's version, so the next run (a CI cache) builds only the apps whose inputs changed; the folder must be as trusted as the repository")
@@ -157,6 +159,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) (err error) {
 	if err != nil {
 		return err
 	}
+	opts.GlobalCatalogNamespaces = f.globalCatalogNamespaces(previewOpts.ClusterStates)
 
 	src := f.source(args)
 	// The base is checked first: the preview of the head takes what the base installs as
@@ -281,6 +284,22 @@ func (f *checkFlags) previewOptions(ctx context.Context) (preview.Options, error
 		opts.ClusterStates[l.cluster] = state
 	}
 	return opts, nil
+}
+
+// globalCatalogNamespaces are the clusters' global catalog namespaces: the flag's for
+// every cluster, else what each live cluster runs with; a cluster with neither takes
+// olmsync.yaml's.
+func (f *checkFlags) globalCatalogNamespaces(states map[string]*preview.ClusterState) map[string]string {
+	if f.globalCatalog != "" {
+		return map[string]string{"": f.globalCatalog}
+	}
+	out := map[string]string{}
+	for cluster, st := range states {
+		if st.GlobalCatalogNamespace != "" {
+			out[cluster] = st.GlobalCatalogNamespace
+		}
+	}
+	return out
 }
 
 // liveCluster is a cluster of the repository whose state is read from a live cluster.

@@ -39,8 +39,7 @@ const (
 
 // OLM's messages for the group conditions, verbatim.
 const (
-	messageMultipleGroups         = "Multiple OperatorGroup found in the same namespace"
-	messageServiceAccountNotFound = "ServiceAccount %s not found"
+	messageMultipleGroups = "Multiple OperatorGroup found in the same namespace"
 )
 
 // Options are the settings of the OperatorGroup controller.
@@ -132,25 +131,24 @@ func (r *Reconciler) checkMultipleGroups(ctx context.Context, og *operatorsv1.Op
 // checkServiceAccount reports a group's missing service account and stops the sync there, as
 // OLM does; a present one is referenced from the status.
 func (r *Reconciler) checkServiceAccount(ctx context.Context, og *operatorsv1.OperatorGroup) (bool, error) {
-	name := og.Spec.ServiceAccountName
-	if name == "" {
-		apimeta.RemoveStatusCondition(&og.Status.Conditions, operatorsv1.OperatorGroupServiceAccountCondition)
-		og.Status.ServiceAccountRef = nil
-		return false, nil
+	var sa *corev1.ServiceAccount
+	if name := og.Spec.ServiceAccountName; name != "" {
+		sa = &corev1.ServiceAccount{}
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: og.Namespace, Name: name}, sa)
+		switch {
+		case apierrors.IsNotFound(err):
+			sa = nil
+		case err != nil:
+			return false, fmt.Errorf("get serviceaccount %s: %w", name, err)
+		}
 	}
-	sa := &corev1.ServiceAccount{}
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: og.Namespace, Name: name}, sa)
-	switch {
-	case apierrors.IsNotFound(err):
-		r.setCondition(og, operatorsv1.OperatorGroupServiceAccountCondition, operatorsv1.OperatorGroupServiceAccountReason, fmt.Sprintf(messageServiceAccountNotFound, name))
+	check := groups.CheckServiceAccount(og, sa)
+	if check.Missing {
+		r.setCondition(og, operatorsv1.OperatorGroupServiceAccountCondition, operatorsv1.OperatorGroupServiceAccountReason, check.Message)
 		return true, nil
-	case err != nil:
-		return false, fmt.Errorf("get serviceaccount %s: %w", name, err)
 	}
 	apimeta.RemoveStatusCondition(&og.Status.Conditions, operatorsv1.OperatorGroupServiceAccountCondition)
-	og.Status.ServiceAccountRef = &corev1.ObjectReference{
-		Kind: "ServiceAccount", APIVersion: "v1", Namespace: sa.Namespace, Name: sa.Name, UID: sa.UID,
-	}
+	og.Status.ServiceAccountRef = check.Ref
 	return false, nil
 }
 
