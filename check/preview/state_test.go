@@ -124,7 +124,7 @@ func TestPreviewMissingCatalogSource(t *testing.T) {
 	// OLM pkg/controller/registry/resolver/resolver.go:261:
 	// fmt.Sprintf("no operators found from catalog %s in namespace %s referenced by subscription %s", ...),
 	// explained by the solver after the Subscription's existence.
-	const want = "constraints not satisfiable: subscription gone exists, no operators found from catalog gone-catalog in namespace openshift-marketplace referenced by subscription gone"
+	const want = "constraints not satisfiable: no operators found from catalog gone-catalog in namespace openshift-marketplace referenced by subscription gone, subscription gone exists"
 	if got == nil || got.Resolution.Status != "Failed" || got.Resolution.Reason != "ConstraintsNotSatisfiable" || got.Resolution.Message != want {
 		t.Fatalf("Subscription gone: %+v", got)
 	}
