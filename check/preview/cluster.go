@@ -20,6 +20,7 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/api/operators/v1alpha2"
 	"github.com/olmsync/olmsync/internal/safeyaml"
+	"github.com/olmsync/olmsync/olm/extension"
 	"github.com/olmsync/olmsync/olm/groups"
 )
 
@@ -33,6 +34,10 @@ type ClusterState struct {
 	CSVs           []v1alpha1.ClusterServiceVersion
 	Subscriptions  []v1alpha1.Subscription
 	CatalogSources []v1alpha1.CatalogSource
+	// ClusterExtensions (with status.install.bundle, the bundle OLM v1 installed) and
+	// ClusterCatalogs are OLM v1's (olm.operatorframework.io/v1).
+	ClusterExtensions []extension.ClusterExtension
+	ClusterCatalogs   []extension.ClusterCatalog
 	// KubeVersion is the cluster's Kubernetes version (1.33.2) when known; CSVs whose
 	// minKubeVersion is higher stay Pending with RequirementsNotMet.
 	KubeVersion string
@@ -135,6 +140,17 @@ func (st *ClusterState) add(doc []byte) error {
 			return fmt.Errorf("decode Namespace: %w", err)
 		}
 		st.Namespaces = append(st.Namespaces, ns)
+		return nil
+	case head.APIVersion == extension.APIVersion && (head.Kind == extension.KindClusterExtension || head.Kind == extension.KindClusterCatalog):
+		d, err := extension.Decode(data)
+		if err != nil {
+			return err
+		}
+		if d.Extension != nil {
+			st.ClusterExtensions = append(st.ClusterExtensions, *d.Extension)
+		} else {
+			st.ClusterCatalogs = append(st.ClusterCatalogs, *d.Catalog)
+		}
 		return nil
 	case !strings.HasPrefix(head.APIVersion, operators.GroupName+"/"):
 		return nil

@@ -22,6 +22,10 @@ const (
 	RuleCatalogNotGiven = "OLM006"
 	// RuleCRDUpgradeRefused: the upgrade replaces a CRD in a way OLM's CRD upgrade check refuses.
 	RuleCRDUpgradeRefused = "OLM007"
+	// RuleExtensionResolutionFailed: OLM v1 cannot resolve the ClusterExtension.
+	RuleExtensionResolutionFailed = "OLM008"
+	// RuleNoClusterCatalog: the preview knows no ClusterCatalog for a ClusterExtension.
+	RuleNoClusterCatalog = "OLM009"
 )
 
 // Rules is the catalog of the preview's rules, as the reports show them.
@@ -81,6 +85,23 @@ var Rules = []policy.Rule{
 			"served: false in an earlier upgrade). OLM fails the InstallPlan and the operator stays on the old version. " +
 			"The stored versions are taken to be the old bundle's storage version; custom resources that a narrowed " +
 			"schema would break are not known to the preview.",
+	},
+	{
+		ID: RuleExtensionResolutionFailed, Title: "OLM v1 can resolve the ClusterExtension", Severity: policy.SeverityError,
+		Kinds: []string{"ClusterExtension"},
+		Description: "OLM v1's resolver finds exactly one bundle of spec.source.catalog.packageName in the ClusterCatalogs " +
+			"the extension's selector picks (Unavailable ones left out): in its channels, in its version range (Masterminds " +
+			"constraints) and, with a bundle installed and upgradeConstraintPolicy CatalogProvided, a successor of the " +
+			"installed bundle (replaces, skips, skipRange) or the installed bundle itself; non-deprecated bundles first, " +
+			"the highest version of each catalog, the highest catalog priority across catalogs. Otherwise the " +
+			"ClusterExtension stays Progressing with OLM v1's message (no bundles found, bundles in multiple catalogs " +
+			"with the same priority, a dependency OLM v1 does not support), which the violation repeats.",
+	},
+	{
+		ID: RuleNoClusterCatalog, Title: "The preview knows the ClusterCatalogs", Severity: policy.SeverityWarning,
+		Kinds: []string{"ClusterExtension"},
+		Description: "No ClusterCatalog is declared in Git or in the cluster state, so the preview cannot say what the " +
+			"ClusterExtension installs. Declare the ClusterCatalogs in Git, or give the cluster's with --cluster-state.",
 	},
 }
 

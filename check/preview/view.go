@@ -12,6 +12,7 @@ import (
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/olm/extension"
 	"github.com/olmsync/olmsync/olm/groups"
 	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/report"
@@ -55,7 +56,10 @@ type view struct {
 	subscriptions  []*subscriptionEntry
 	csvs           []v1alpha1.ClusterServiceVersion
 	catalogSources []v1alpha1.CatalogSource
-	kubeVersion    string
+	// extensions and clusterCatalogs are OLM v1's (olm.operatorframework.io/v1).
+	extensions      []*extensionEntry
+	clusterCatalogs []*clusterCatalogEntry
+	kubeVersion     string
 	warnings       []report.Warning
 }
 
@@ -99,6 +103,7 @@ func (v *view) addState(st *ClusterState) {
 	}
 	v.catalogSources = slices.Clone(st.CatalogSources)
 	v.kubeVersion = st.KubeVersion
+	v.addV1State(st)
 }
 
 // addGit lays one rendered object over the view. A Subscription from Git keeps the
@@ -113,6 +118,10 @@ func (v *view) addGit(app string, o policy.Object) {
 		return
 	}
 	group, _, _ := cutGroup(apiVersion)
+	if group == extension.Group {
+		v.addV1(app, o)
+		return
+	}
 	if group != "operators.coreos.com" {
 		return
 	}
