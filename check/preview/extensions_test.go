@@ -37,9 +37,9 @@ func extensionRepo() files {
 		"cluster-scope/catalogs.yaml":   docs(clusterCatalog("operatorhub", 0), clusterCatalog("internal", -10)),
 		"cluster-scope/extensions.yaml": docs(
 			clusterExtension("etcd", "etcd", `, channels: [stable], version: ">=0.9.0, <0.9.4"`), // 1
-			clusterExtension("etcd-upgrade", "etcd", ", channels: [stable]"),                   // 13
-			clusterExtension("backup", "etcd-backup", ""),                                      // 25
-			clusterExtension("missing", "nope", ""),                                            // 37
+			clusterExtension("etcd-upgrade", "etcd", ", channels: [stable]"),                     // 13
+			clusterExtension("backup", "etcd-backup", ""),                                        // 25
+			clusterExtension("missing", "nope", ""),                                              // 37
 		),
 	}
 }

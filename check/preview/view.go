@@ -60,7 +60,7 @@ type view struct {
 	extensions      []*extensionEntry
 	clusterCatalogs []*clusterCatalogEntry
 	kubeVersion     string
-	warnings       []report.Warning
+	warnings        []report.Warning
 }
 
 // newView lays the objects of one cluster's policy input over its state. Without a state,
