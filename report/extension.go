@@ -180,9 +180,10 @@ func (t *textWriter) extensions(r *Report) {
 			head += "  (" + plain(strings.Join(tags, ", ")) + ")"
 		}
 		code := ansiGreen
-		if e.Resolution.Status == ExtensionFailed {
+		switch e.Resolution.Status {
+		case ExtensionFailed:
 			code = ansiRed
-		} else if e.Resolution.Status == ExtensionUnknown {
+		case ExtensionUnknown:
 			code = ansiYellow
 		}
 		t.print(head + "\n" + t.style(code, indentLines(plain(extensionSentence(e)), "      ")) + "\n")

@@ -77,7 +77,7 @@ type Decision struct {
 	// Channels are the channels listing the bundle, among those the extension names (all
 	// of the package's when it names none).
 	Channels []string
-	// Deprecated: the package's deprecation entry names the bundle.
+	// Deprecated is true when the package's deprecation entry names the bundle.
 	Deprecated bool
 	// Change is Install, Stay, Upgrade or Downgrade against the installed bundle; Edge is,
 	// for an Upgrade under CatalogProvided, the catalog's edge that allows it
