@@ -1,6 +1,7 @@
 // Package policy checks the rendered objects of a cluster's apps against the operator
 // placement rules of the "Managing Operators" ADR (OP001–OP013), OP014 (a Subscription's
-// catalog is where OLM looks) and OP015 (a Subscription's startingCSV is a CSV name), Rego
+// catalog is where OLM looks), OP015 (a Subscription's startingCSV is a CSV name) and OP016
+// (an OLM v1 ClusterExtension's namespace and service account in the cluster-scope app), Rego
 // files in rego/ embedded in the binary, users' own Rego rules in the same deny/warn shape,
 // and waivers.
 // It defines the input document the rules read (Input; docs/policy.md), evaluates one

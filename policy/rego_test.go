@@ -118,7 +118,7 @@ func TestBuiltinRuleMetadata(t *testing.T) {
 	olmText := squeeze(strings.ReplaceAll(string(olm), "`", ""))
 
 	wantIDs := []string{"OP001", "OP002", "OP003", "OP004", "OP005", "OP006", "OP007", "OP008", "OP009", "OP010",
-		"OP011", "OP012", "OP013", "OP014", "OP015", RuleWaiverExpired, RuleWaiverUnused, RuleWaiverMalformed}
+		"OP011", "OP012", "OP013", "OP014", "OP015", "OP016", RuleWaiverExpired, RuleWaiverUnused, RuleWaiverMalformed}
 	// Rules that guard against an OLM behaviour rather than enforce the ADR quote
 	// ../shared/olm-behaviour.md instead.
 	fromOLM := map[string]bool{"OP014": true}

@@ -78,6 +78,8 @@ var builtinScopes = func() map[schema.GroupKind]Scope {
 		"OperatorCondition", "OperatorGroup", "Subscription")
 	add(ScopeCluster, "operators.coreos.com", "OLMConfig", "Operator")
 	add(ScopeNamespaced, "packages.operators.coreos.com", "PackageManifest")
+	// OLM v1's kinds are cluster-scoped (operator-controller's api/v1).
+	add(ScopeCluster, "olm.operatorframework.io", "ClusterCatalog", "ClusterExtension", "ClusterObjectSet")
 	// olmsync's own kind.
 	add(ScopeNamespaced, "olmsync.dev", "Sync")
 

@@ -31,6 +31,8 @@ func TestScopesOf(t *testing.T) {
 		want             Scope
 	}{
 		{"v1", "Namespace", ScopeCluster},
+		{"olm.operatorframework.io/v1", "ClusterExtension", ScopeCluster}, // OLM v1: OP011 keeps them in the cluster-scope app
+		{"olm.operatorframework.io/v1", "ClusterCatalog", ScopeCluster},
 		{"v1", "ConfigMap", ScopeNamespaced},
 		{"apps/v1", "Deployment", ScopeNamespaced},
 		{"rbac.authorization.k8s.io/v1", "ClusterRole", ScopeCluster},

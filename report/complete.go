@@ -32,6 +32,7 @@ func Complete(r *Report, failOn FailOn) error {
 	errs = append(errs, completeChanges(r)...)
 	completeInputs(r)
 	completePreview(r)
+	completeExtensions(r)
 	r.Summary = summarize(r, failOn)
 	return errors.Join(errs...)
 }

@@ -154,10 +154,11 @@ func lastOr(s []string, def string) string {
 }
 
 func (t *textWriter) preview(r *Report) {
-	if len(r.Subscriptions) == 0 && len(r.OperatorGroups) == 0 {
+	if len(r.Subscriptions) == 0 && len(r.OperatorGroups) == 0 && len(r.ClusterExtensions) == 0 {
 		return
 	}
 	t.print("\n" + t.style(ansiBold, "OLM preview") + "\n")
+	defer t.extensions(r)
 	for _, s := range r.Subscriptions {
 		head := "  Subscription " + plain(s.ID())
 		var tags []string
@@ -194,6 +195,7 @@ func (t *textWriter) preview(r *Report) {
 }
 
 func (m *mdWriter) preview(r *Report) {
+	defer m.extensions(r)
 	if len(r.Subscriptions) == 0 {
 		return
 	}

@@ -51,6 +51,9 @@ type Report struct {
 	// cluster. Absent when the preview did not run or found nothing.
 	Subscriptions  []SubscriptionPreview  `json:"subscriptions,omitempty"`
 	OperatorGroups []OperatorGroupPreview `json:"operatorGroups,omitempty"`
+	// ClusterExtensions is the OLM v1 part of the preview: what OLM v1 would install for
+	// each ClusterExtension of the checked revision.
+	ClusterExtensions []ClusterExtensionPreview `json:"clusterExtensions,omitempty"`
 }
 
 // Tool names the program that wrote the report.

@@ -24,6 +24,7 @@ import (
 	"github.com/olmsync/olmsync/api/operators/v1alpha2"
 	"github.com/olmsync/olmsync/internal/safeyaml"
 	"github.com/olmsync/olmsync/olm/crdupgrade"
+	"github.com/olmsync/olmsync/olm/extension"
 	"github.com/olmsync/olmsync/olm/groups"
 )
 
@@ -57,6 +58,10 @@ type ClusterState struct {
 	// ServiceAccounts are the cluster's ServiceAccounts (those OperatorGroups name, from a
 	// live cluster).
 	ServiceAccounts []corev1.ServiceAccount
+	// ClusterExtensions (with status.install.bundle, the bundle OLM v1 installed) and
+	// ClusterCatalogs are OLM v1's (olm.operatorframework.io/v1).
+	ClusterExtensions []extension.ClusterExtension
+	ClusterCatalogs   []extension.ClusterCatalog
 	// KubeVersion is the cluster's Kubernetes version (1.33.2) when known; CSVs whose
 	// minKubeVersion is higher stay Pending with RequirementsNotMet.
 	KubeVersion string
@@ -179,6 +184,17 @@ func (st *ClusterState) add(doc []byte) error {
 			return err
 		}
 		st.CRDs = append(st.CRDs, *crd)
+		return nil
+	case head.APIVersion == extension.APIVersion && (head.Kind == extension.KindClusterExtension || head.Kind == extension.KindClusterCatalog):
+		d, err := extension.Decode(data)
+		if err != nil {
+			return err
+		}
+		if d.Extension != nil {
+			st.ClusterExtensions = append(st.ClusterExtensions, *d.Extension)
+		} else {
+			st.ClusterCatalogs = append(st.ClusterCatalogs, *d.Catalog)
+		}
 		return nil
 	case !strings.HasPrefix(head.APIVersion, operators.GroupName+"/"):
 		// Perhaps a custom resource: which ones are is known once every CRD is read.

@@ -15,6 +15,7 @@ import (
 	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/render"
 	"github.com/olmsync/olmsync/report"
+	"github.com/olmsync/olmsync/sources"
 )
 
 // clusterPreview is the preview of one cluster.
@@ -22,7 +23,9 @@ type clusterPreview struct {
 	name       string
 	subs       []report.SubscriptionPreview
 	groups     []report.OperatorGroupPreview
+	exts       []report.ClusterExtensionPreview
 	violations []policy.Violation
+	problems   []report.Problem
 	warnings   []report.Warning
 	// groupRefs are the OperatorGroups of Git by namespace (the first of each).
 	groupRefs map[string]*gitRef
@@ -43,7 +46,7 @@ type run struct {
 // previewCluster builds the cluster's view, resolves every namespace that has a
 // Subscription, judges every CSV the namespaces would run against the OperatorGroups, and
 // reports it.
-func (s *Stage) previewCluster(ctx context.Context, in *policy.Input, specs []CatalogSpec, loaded []*loadedCatalog) *clusterPreview {
+func (s *Stage) previewCluster(ctx context.Context, tree *sources.Tree, in *policy.Input, specs []CatalogSpec, loaded []*loadedCatalog) *clusterPreview {
 	v := newView(in, s.stateFor(in.Cluster))
 	marketplace := cmp.Or(in.Config.MarketplaceNamespace, render.DefaultMarketplaceNamespace)
 	cats := make([]resolve.Catalog, 0, len(specs))
@@ -69,6 +72,7 @@ func (s *Stage) previewCluster(ctx context.Context, in *policy.Input, specs []Ca
 	if s.opts.Base != nil {
 		p.describeChanges(s.opts.Base.runsOf(in.Cluster))
 	}
+	s.previewExtensions(ctx, tree, v, p, specs, loaded)
 	return p
 }
 

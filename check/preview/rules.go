@@ -24,6 +24,10 @@ const (
 	RuleCRDUpgradeRefused = "OLM007"
 	// RuleServiceAccountMissing: an OperatorGroup names a ServiceAccount that does not exist.
 	RuleServiceAccountMissing = "OLM008"
+	// RuleExtensionResolutionFailed: OLM v1 cannot resolve the ClusterExtension.
+	RuleExtensionResolutionFailed = "OLM009"
+	// RuleNoClusterCatalog: the preview knows no ClusterCatalog for a ClusterExtension.
+	RuleNoClusterCatalog = "OLM010"
 )
 
 // Rules is the catalog of the preview's rules, as the reports show them.
@@ -92,6 +96,23 @@ var Rules = []policy.Rule{
 		Description: "The OperatorGroup's spec.serviceAccountName names a ServiceAccount that neither the cluster state nor " +
 			"Git has in the group's namespace. OLM sets the condition OperatorGroupServiceAccount (ServiceAccountNotFound) " +
 			"and stops syncing the group: its target namespaces are not computed, and its operators are not installed.",
+	},
+	{
+		ID: RuleExtensionResolutionFailed, Title: "OLM v1 can resolve the ClusterExtension", Severity: policy.SeverityError,
+		Kinds: []string{"ClusterExtension"},
+		Description: "OLM v1's resolver finds exactly one bundle of spec.source.catalog.packageName in the ClusterCatalogs " +
+			"the extension's selector picks (Unavailable ones left out): in its channels, in its version range (Masterminds " +
+			"constraints) and, with a bundle installed and upgradeConstraintPolicy CatalogProvided, a successor of the " +
+			"installed bundle (replaces, skips, skipRange) or the installed bundle itself; non-deprecated bundles first, " +
+			"the highest version of each catalog, the highest catalog priority across catalogs. Otherwise the " +
+			"ClusterExtension stays Progressing with OLM v1's message (no bundles found, bundles in multiple catalogs " +
+			"with the same priority, a dependency OLM v1 does not support), which the violation repeats.",
+	},
+	{
+		ID: RuleNoClusterCatalog, Title: "The preview knows the ClusterCatalogs", Severity: policy.SeverityWarning,
+		Kinds: []string{"ClusterExtension"},
+		Description: "No ClusterCatalog is declared in Git or in the cluster state, so the preview cannot say what the " +
+			"ClusterExtension installs. Declare the ClusterCatalogs in Git, or give the cluster's with --cluster-state.",
 	},
 }
 

@@ -29,6 +29,7 @@ func (s *Section) AddTo(r *report.Report) {
 	for _, c := range s.clusters {
 		r.Subscriptions = append(r.Subscriptions, c.subs...)
 		r.OperatorGroups = append(r.OperatorGroups, c.groups...)
+		r.ClusterExtensions = append(r.ClusterExtensions, c.exts...)
 	}
 }
 

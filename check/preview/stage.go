@@ -74,9 +74,10 @@ func (s *Stage) Run(ctx context.Context, res *check.Result) (check.Section, erro
 	sec := &Section{}
 	for i := range res.Inputs {
 		in := &res.Inputs[i]
-		c := s.previewCluster(ctx, in, specs, loaded)
+		c := s.previewCluster(ctx, res.Tree, in, specs, loaded)
 		sec.clusters = append(sec.clusters, c)
 		res.Violations = append(res.Violations, c.violations...)
+		res.Problems = append(res.Problems, c.problems...)
 		res.Warnings = append(res.Warnings, c.warnings...)
 		if err := ctx.Err(); err != nil {
 			return nil, err

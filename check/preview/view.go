@@ -12,6 +12,7 @@ import (
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/olm/extension"
 	"github.com/olmsync/olmsync/olm/groups"
 	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/policy"
@@ -68,9 +69,12 @@ type view struct {
 	serviceAccounts map[string]*corev1.ServiceAccount
 	// state is the cluster state the view was made from (its CRDs and custom resources);
 	// never nil.
-	state       *ClusterState
-	kubeVersion string
-	warnings    []report.Warning
+	state *ClusterState
+	// extensions and clusterCatalogs are OLM v1's (olm.operatorframework.io/v1).
+	extensions      []*extensionEntry
+	clusterCatalogs []*clusterCatalogEntry
+	kubeVersion     string
+	warnings        []report.Warning
 }
 
 // newView lays the objects of one cluster's policy input over its state. Without a state,
@@ -125,6 +129,7 @@ func (v *view) addState(st *ClusterState) {
 	}
 	v.catalogSources = slices.Clone(st.CatalogSources)
 	v.kubeVersion = st.KubeVersion
+	v.addV1State(st)
 }
 
 // addGit lays one rendered object over the view. A Subscription from Git keeps the
@@ -146,6 +151,10 @@ func (v *view) addGit(app string, o policy.Object) {
 		return
 	}
 	group, _, _ := cutGroup(apiVersion)
+	if group == extension.Group {
+		v.addV1(app, o)
+		return
+	}
 	if group != "operators.coreos.com" {
 		return
 	}

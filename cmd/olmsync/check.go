@@ -77,7 +77,7 @@ func newCheckCommand() *cobra.Command {
 		Short: "Render a GitOps repository and check its OLM objects against the operator placement rules",
 		Long: `Render every app of a GitOps repository with kustomize (in-process) and check the OLM objects
 (Subscriptions, OperatorGroups, CatalogSources, CSVs, InstallPlans) against the operator
-placement rules OP001-OP015 and your own Rego rules, cluster by cluster.
+placement rules OP001-OP016 and your own Rego rules, cluster by cluster.
 
 PATH is a folder (default: the current one), read as it is on disk, or at --ref from its git
 history. URL is a repository (https, ssh, file) fetched at --ref into a cache.

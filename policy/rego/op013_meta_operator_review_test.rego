@@ -34,3 +34,14 @@ test_subscription_with_null_spec_is_ignored if {
 	broken := object.union(odh, {"spec": null})
 	count(op013.deny) == 0 with input as f.cluster_with(meta_config, [f.cluster_scope([f.entry(broken)])])
 }
+
+test_cluster_extension_of_a_meta_operator_is_denied if {
+	ext := {
+		"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterExtension", "metadata": {"name": "odh"},
+		"spec": {"namespace": "odh", "source": {"sourceType": "Catalog", "catalog": {"packageName": "opendatahub-operator"}}},
+	}
+	op013.deny == {{
+		"msg": `ClusterExtension "odh" installs "opendatahub-operator", which the config lists as a meta-operator; record the review of what it may deploy in a waiver (olmsync.dev/waive: "OP013: <review>")`,
+		"object": f.ref("cluster-scope", ext, ""),
+	}} with input as f.cluster_with({"metaOperators": ["opendatahub-operator"]}, [f.cluster_scope([f.entry(ext)])])
+}
