@@ -202,6 +202,13 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 	}
 	syncOpts := opts.Sync
 	syncOpts.Selector = opts.WatchLabelSelector
+	if embedded && olmOpts.GlobalCatalogNamespace != "" && syncOpts.Check.GlobalCatalogNamespaces == nil {
+		// One global catalog namespace: the placement rules of every Sync take the one
+		// the embedded OLM resolves with, over olmsync.yaml's policy.marketplaceNamespace,
+		// as `olmsync check` takes a live cluster's. Otherwise a Subscription could pass
+		// the rules and then fail to resolve, or the other way round.
+		syncOpts.Check.GlobalCatalogNamespaces = map[string]string{"": olmOpts.GlobalCatalogNamespace}
+	}
 	syncs, err := gitsync.SetupWithManager(mgr, syncOpts, metrics.Default())
 	if err != nil {
 		return nil, fmt.Errorf("set up sync controller: %w", err)

@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/olmsync/olmsync/internal/gittest"
+	"github.com/olmsync/olmsync/policy"
+	"github.com/olmsync/olmsync/render"
 	"github.com/olmsync/olmsync/report"
 )
 
@@ -243,5 +245,32 @@ func TestCheckRenderCache(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the InstallPlan added to team-b was not seen (a stale build was used): %+v", third.Violations)
+	}
+}
+
+// TestGlobalCatalogNamespaceIsOneSetting: `olmsync check` and `olmsync run` default to the
+// same global catalog namespace, and check's --global-catalog-namespace is the namespace
+// the placement rules hold CatalogSources to, over olmsync.yaml's (docs/olm.md, "One
+// global catalog namespace").
+func TestGlobalCatalogNamespaceIsOneSetting(t *testing.T) {
+	runDefault := newRunCommand().Flags().Lookup("global-catalog-namespace").DefValue
+	if runDefault != policy.DefaultMarketplaceNamespace || render.DefaultMarketplaceNamespace != policy.DefaultMarketplaceNamespace {
+		t.Errorf("defaults: run %q, olmsync.yaml %q, policy %q: want one", runDefault, render.DefaultMarketplaceNamespace, policy.DefaultMarketplaceNamespace)
+	}
+
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"olmsync.yaml": "apps:\n- {name: cluster-scope, path: cluster-scope}\npolicy:\n  operatorGroups: []\n",
+		"cluster-scope/catalogsource.yaml": "apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata:\n  name: community\n  namespace: olm\n" +
+			"spec:\n  sourceType: grpc\n  image: quay.io/example/catalog:latest\n",
+	})
+	out, err := run(t, "check", dir)
+	wantExit(t, err, exitFindings)
+	if !strings.Contains(out, `CatalogSources belong in the marketplace namespace "openshift-marketplace"`) {
+		t.Errorf("without the flag: want OP008 against openshift-marketplace:\n%s", out)
+	}
+	out, err = run(t, "check", dir, "--global-catalog-namespace", "olm")
+	if err != nil || strings.Contains(out, "OP008") {
+		t.Errorf("--global-catalog-namespace olm: err %v, want no OP008:\n%s", err, out)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/olmsync/olmsync/check"
 	"github.com/olmsync/olmsync/internal/kube"
 	"github.com/olmsync/olmsync/olm/catalog"
+	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/reconcile"
 	"github.com/olmsync/olmsync/reconcile/gitsync"
 	"github.com/olmsync/olmsync/reconcile/olm"
@@ -93,7 +94,7 @@ branch; local sources are then allowed).`,
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the in-cluster config)")
 	f.StringVar(&o.context, "context", "", "kubeconfig context to use")
 	f.StringVar(&o.olmMode, "olm", string(olm.ModeAuto), "embedded, external or auto: whether the embedded OLM controllers run")
-	f.StringVar(&o.globalCatalogNamespace, "global-catalog-namespace", "olm", "namespace whose CatalogSources every namespace sees (openshift-marketplace on OpenShift)")
+	f.StringVar(&o.globalCatalogNamespace, "global-catalog-namespace", policy.DefaultMarketplaceNamespace, "namespace whose CatalogSources every namespace sees: the embedded OLM's, and the one every Sync's placement rules take over olmsync.yaml's policy.marketplaceNamespace (the default is olmsync check's; upstream OLM's own is olm)")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `metrics endpoint address ("0" turns it off)`)
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", `health probe address ("0" turns it off)`)
 	f.BoolVar(&o.leaderElect, "leader-elect", false, "take turns with other replicas through a Lease, so that only one acts (default: on in a cluster, off elsewhere)")
@@ -228,7 +229,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 			AllowLocalSources:       o.allowLocalSources,
 			StrictSubstitute:        o.strictSubstitute,
 			MaxConcurrentReconciles: o.concurrent,
-			Check:                   check.Options{PolicyTimeout: o.limits.policyTimeout},
+			Check:                   check.Options{PolicyTimeout: o.limits.policyTimeout, GlobalCatalogNamespaces: o.catalogNamespaceForChecks(cmd)},
 		},
 	})
 	if err != nil {
@@ -246,6 +247,16 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		return nil
 	}
 	return err
+}
+
+// catalogNamespaceForChecks is the global catalog namespace the Syncs' placement rules
+// take when the flag is given; without it the manager gives them the embedded OLM's, and
+// with another OLM in charge each repository's olmsync.yaml decides.
+func (o *runOptions) catalogNamespaceForChecks(cmd *cobra.Command) map[string]string {
+	if !cmd.Flags().Changed("global-catalog-namespace") {
+		return nil
+	}
+	return map[string]string{"": o.globalCatalogNamespace}
 }
 
 // LocalDashboardAddr is where `olmsync run --local` serves the dashboard unless

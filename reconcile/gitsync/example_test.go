@@ -15,6 +15,7 @@ import (
 	"github.com/olmsync/olmsync/internal/gittest"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/policy"
 )
 
 // TestSyncExampleLocal syncs examples/local — the repository the README's quick start
@@ -46,7 +47,7 @@ func TestSyncExampleLocal(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go olmtest.KeepDeploymentsAvailable(ctx, env.Client, "hello")
-	startManager(t, env, managerOptions{globalCatalogNamespace: "olm"}) // olmsync run's default
+	startManager(t, env, managerOptions{globalCatalogNamespace: policy.DefaultMarketplaceNamespace}) // olmsync run's default
 
 	ns := uniqueNS("example")
 	createNamespace(t, env, ns)
@@ -57,7 +58,7 @@ func TestSyncExampleLocal(t *testing.T) {
 	})
 	defer func() {
 		if t.Failed() {
-			for _, k := range []struct{ kind, ns, name string }{{"CatalogSource", "olm", "hello-catalog"}, {"Subscription", "hello", "hello-operator"}} {
+			for _, k := range []struct{ kind, ns, name string }{{"CatalogSource", policy.DefaultMarketplaceNamespace, "hello-catalog"}, {"Subscription", "hello", "hello-operator"}} {
 				o := object(t, env, schema.GroupVersionKind{Group: "operators.coreos.com", Version: "v1alpha1", Kind: k.kind}, k.ns, k.name)
 				if o != nil {
 					t.Logf("%s: %v", k.kind, o.Object["status"])

@@ -536,3 +536,35 @@ func TestLocalSourcesOffStalls(t *testing.T) {
 		t.Error("a stalled Sync is still Reconciling")
 	}
 }
+
+// TestSyncChecksTakeTheEmbeddedOLMsCatalogNamespace: the placement rules of a Sync hold
+// CatalogSources to the namespace the embedded OLM resolves with, over the repository's
+// olmsync.yaml: a CatalogSource olmsync.yaml allows but the embedded OLM would not see from
+// other namespaces is a violation (OP008) naming the embedded OLM's namespace, and is not
+// applied (docs/olm.md, "One global catalog namespace").
+func TestSyncChecksTakeTheEmbeddedOLMsCatalogNamespace(t *testing.T) {
+	env := testenv.Get(t)
+	ns := uniqueNS("globalns")
+	global := ns + "-global"
+	startManager(t, env, managerOptions{globalCatalogNamespace: global})
+	files := with(repository(ns), map[string]string{
+		"cluster-scope/catalogsource.yaml": fmt.Sprintf("apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata:\n  name: community\n  namespace: %s\n"+
+			"spec:\n  sourceType: configmap\n  configMap: community\n", ns),
+	})
+	up := gittest.NewUpstream(t, files)
+	srv := gittest.Serve(t, up, gittest.ServerOptions{})
+	createNamespace(t, env, "olmsync-globalns")
+	s := newSync(t, env, "olmsync-globalns", ns, srv.RepoURL(), nil)
+	got := waitReady(t, env, s, metav1.ConditionFalse, olmsyncv1alpha1.PolicyViolationReason)
+	want := fmt.Sprintf(`CatalogSources belong in the marketplace namespace %q`, global)
+	found := false
+	for _, v := range got.Status.Violations {
+		found = found || (v.Rule == "OP008" && strings.Contains(v.Message, want))
+	}
+	if !found {
+		t.Errorf("violations %+v: want OP008 saying %s", got.Status.Violations, want)
+	}
+	if object(t, env, catalogSourceGVK, ns, "community") != nil {
+		t.Error("the CatalogSource the embedded OLM would not see as global was applied")
+	}
+}
