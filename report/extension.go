@@ -42,6 +42,9 @@ func (e ClusterExtensionPreview) ID() string { return e.Name }
 type InstalledBundle struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
+	// FromBase: the cluster state did not say; this is what the pull request's base
+	// revision resolves to, taken as installed once the base is applied.
+	FromBase bool `json:"fromBase,omitempty"`
 }
 
 // ExtensionCatalog is one ClusterCatalog as the resolver saw it.

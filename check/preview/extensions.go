@@ -21,6 +21,8 @@ import (
 type extensionEntry struct {
 	ext extension.ClusterExtension
 	git *gitRef
+	// fromBase: status.install is the base revision's resolution (assumeBaseExtensions).
+	fromBase bool
 }
 
 // clusterCatalogEntry is an OLM v1 ClusterCatalog of the view.
@@ -92,6 +94,9 @@ func (v *view) addV1(app string, o policy.Object) {
 // pulled. A catalog that cannot be read is a problem of the check; its extensions are
 // not previewed.
 func (s *Stage) previewExtensions(ctx context.Context, tree *sources.Tree, v *view, p *clusterPreview, specs []CatalogSpec, loaded []*loadedCatalog) {
+	if s.opts.Base != nil {
+		assumeBaseExtensions(v, s.opts.Base.extensionsOf(p.name))
+	}
 	var gitExts []*extensionEntry
 	for _, e := range v.extensions {
 		if e.git != nil {
@@ -136,7 +141,7 @@ func (p *clusterPreview) previewExtension(e *extensionEntry, cats []extension.Ca
 		ep.UpgradeConstraintPolicy = string(cmp.Or(c.UpgradeConstraintPolicy, extension.UpgradeConstraintPolicyCatalogProvided))
 	}
 	if in := x.Status.Install; in != nil && in.Bundle.Name != "" {
-		ep.Installed = &report.InstalledBundle{Name: in.Bundle.Name, Version: in.Bundle.Version}
+		ep.Installed = &report.InstalledBundle{Name: in.Bundle.Name, Version: in.Bundle.Version, FromBase: e.fromBase}
 	}
 	switch {
 	case len(unread) > 0:
@@ -203,4 +208,22 @@ func refLine(r *gitRef) int {
 		return 0
 	}
 	return r.line
+}
+
+// assumeBaseExtensions makes the cluster run what the base revision's ClusterExtensions
+// resolve to, where the cluster state does not say what OLM v1 installed: the head is
+// then previewed as an upgrade (or a stay) from the base's bundle, under the extension's
+// upgrade constraint policy, as OLM v1 will see it once the base is applied.
+func assumeBaseExtensions(v *view, base []report.ClusterExtensionPreview) {
+	for _, e := range v.extensions {
+		if e.ext.Status.Install != nil && e.ext.Status.Install.Bundle.Name != "" {
+			continue
+		}
+		for _, b := range base {
+			if b.Name == e.ext.Name && b.Resolution.Status == report.ExtensionResolved {
+				e.ext.Status.Install = &extension.InstallStatus{Bundle: extension.BundleMetadata{Name: b.Resolution.Bundle, Version: b.Resolution.Version}}
+				e.fromBase = true
+			}
+		}
+	}
 }

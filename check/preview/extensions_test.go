@@ -1,6 +1,7 @@
 package preview
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/olmsync/olmsync/check"
 	"github.com/olmsync/olmsync/report"
 )
 
@@ -186,5 +188,49 @@ func TestPreviewClusterExtensionUnknownField(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("warnings: %+v", res.Warnings)
+	}
+}
+
+// TestPreviewClusterExtensionBaseIsInstalled: in a pull request, what the base revision's
+// ClusterExtension resolves to is taken as installed where the cluster state does not say:
+// widening the version range at the head is then an upgrade from the base's bundle along a
+// catalog edge, and an unchanged extension stays.
+func TestPreviewClusterExtensionBaseIsInstalled(t *testing.T) {
+	catalogs := []CatalogSpec{
+		{Name: "operatorhub", Source: filepath.Join("testdata", "catalog")},
+		{Name: "internal", Source: filepath.Join("testdata", "catalog")},
+	}
+	repo := func(etcdRange string) files {
+		return files{
+			"olmsync.yaml":                  "apps:\n- {name: cluster-scope, path: cluster-scope, clusterScope: true}\n",
+			"cluster-scope/namespaces.yaml": namespace("etcd-system"),
+			"cluster-scope/catalogs.yaml":   docs(clusterCatalog("operatorhub", 0), clusterCatalog("internal", -10)),
+			"cluster-scope/extensions.yaml": docs(
+				clusterExtension("etcd", "etcd", `, channels: [stable], version: "`+etcdRange+`"`),
+				clusterExtension("etcd-same", "etcd", `, channels: [stable], version: ">=0.9.0, <0.9.4"`),
+			),
+		}
+	}
+	stage := New(Options{Catalogs: catalogs})
+	base, err := check.Run(context.Background(), writeTree(t, repo(">=0.9.0, <0.9.4")), check.Options{Stages: []check.Stage{stage}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rep := checkWith(t, writeTree(t, repo(">=0.9.0")), Options{Catalogs: catalogs, Base: base.Sections[0].(*Section)})
+	type got struct{ Name, Installed, Bundle, Change, Edge string }
+	var gots []got
+	for _, e := range rep.ClusterExtensions {
+		g := got{Name: e.Name, Bundle: e.Resolution.Bundle, Change: e.Resolution.Change, Edge: e.Resolution.Edge}
+		if e.Installed != nil && e.Installed.FromBase {
+			g.Installed = e.Installed.Name
+		}
+		gots = append(gots, g)
+	}
+	want := []got{
+		{"etcd", "etcd.v0.9.3", "etcd.v0.9.4", "Upgrade", "skips etcd.v0.9.3"},
+		{"etcd-same", "etcd.v0.9.3", "etcd.v0.9.3", "Stay", ""},
+	}
+	if d := cmp.Diff(want, gots); d != "" {
+		t.Errorf("extensions (-want +got):\n%s", d)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/kube"
+	"github.com/olmsync/olmsync/olm/extension"
 )
 
 // Kubeconfig names a live cluster whose state the preview reads: a kubeconfig file and a
@@ -142,6 +143,9 @@ func ReadCluster(ctx context.Context, cfg *rest.Config) (*ClusterState, error) {
 	if err := st.listCustomResources(ctx, c); err != nil {
 		return nil, err
 	}
+	if err := st.listOLMv1(ctx, c); err != nil {
+		return nil, err
+	}
 	var deployments []appsv1.Deployment
 	for _, sel := range []client.ListOption{
 		client.MatchingFields{"metadata.name": olmCatalogOperator},
@@ -189,6 +193,41 @@ func (st *ClusterState) list(ctx context.Context, c lister) error {
 			}
 		}),
 	)
+}
+
+// listOLMv1 reads OLM v1's ClusterCatalogs and ClusterExtensions (with
+// status.install.bundle, what OLM v1 installed), through extension.Decode as the folders'
+// are read. A cluster without OLM v1 serves neither, which is no error.
+func (st *ClusterState) listOLMv1(ctx context.Context, c lister) error {
+	for _, kind := range []string{extension.KindClusterCatalog, extension.KindClusterExtension} {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(schema.GroupVersionKind{Group: extension.Group, Version: extension.Version, Kind: kind + "List"})
+		var decodeErr error
+		err := listAll(ctx, c, kind+"s", list, func(l *unstructured.UnstructuredList) {
+			for i := range l.Items {
+				o := &l.Items[i]
+				o.SetManagedFields(nil)
+				data, err := o.MarshalJSON()
+				if err == nil {
+					var d *extension.Decoded
+					if d, err = extension.Decode(data); err == nil {
+						if d.Extension != nil {
+							st.ClusterExtensions = append(st.ClusterExtensions, *d.Extension)
+						} else if d.Catalog != nil {
+							st.ClusterCatalogs = append(st.ClusterCatalogs, *d.Catalog)
+						}
+					}
+				}
+				if err != nil {
+					decodeErr = errors.Join(decodeErr, fmt.Errorf("%s %s: %w", kind, o.GetName(), err))
+				}
+			}
+		})
+		if err := errors.Join(err, decodeErr); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func serviceAccountMetadata() *metav1.PartialObjectMetadataList {

@@ -42,6 +42,16 @@ func (s *Section) Subscriptions() []report.SubscriptionPreview {
 	return out
 }
 
+// extensionsOf is what the revision's ClusterExtensions of a cluster resolve to.
+func (s *Section) extensionsOf(cluster string) []report.ClusterExtensionPreview {
+	for _, c := range s.clusters {
+		if c.name == cluster {
+			return c.exts
+		}
+	}
+	return nil
+}
+
 // runsOf is what a cluster runs once the revision is applied, by Subscription.
 func (s *Section) runsOf(cluster string) map[string]*run {
 	for _, c := range s.clusters {
