@@ -4,17 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/olmsync/olmsync/policy"
@@ -29,6 +32,7 @@ import (
 const (
 	benchChildEnv = "OLMSYNC_BENCH_CHILD" // idle, render or check
 	benchRepoEnv  = "OLMSYNC_BENCH_REPO"
+	benchAppsEnv  = "OLMSYNC_BENCH_APPS" // the floor's app folders, one per line
 	// The CLIs the comparison runs; `make bench` installs them and sets these.
 	kustomizeEnv = "OLMSYNC_KUSTOMIZE"
 	conftestEnv  = "OLMSYNC_CONFTEST"
@@ -40,6 +44,12 @@ func TestMain(m *testing.M) {
 		if err := benchChild(what, os.Getenv(benchRepoEnv)); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
+		}
+		// The child's own peak, which getrusage cannot give the parent: Go starts a child
+		// with vfork, sharing the parent's memory until exec, so the child's ru_maxrss is
+		// at least the parent's peak — the benchmark's, hundreds of MB by then.
+		if kb, ok := selfPeakKB(); ok {
+			fmt.Printf("%s %d\n", peakLinePrefix, kb)
 		}
 		os.Exit(0)
 	}
@@ -59,6 +69,8 @@ func benchChild(what, dir string) error {
 		_, err = render.Render(context.Background(), tree.FS, tree.Root, render.Options{})
 	case "check":
 		_, err = Run(context.Background(), tree, Options{})
+	case "floor":
+		err = krustyFloor(dir, strings.Fields(os.Getenv(benchAppsEnv)))
 	default:
 		err = fmt.Errorf("unknown benchmark child %q", what)
 	}
@@ -179,6 +191,43 @@ func BenchmarkCheck(b *testing.B) {
 		b.ReportMetric(float64(pr)/float64(plain), "x-plain-check")
 	})
 
+	// The floor of issue 18: krusty alone building every app's folder, GOMAXPROCS at once,
+	// from disk — no discovery, no policy input, no rules, no report. x-floor-time is the
+	// whole check's time over the floor's, measured in the same iterations (goal: ≤ 1.25),
+	// and x-floor-memory the peak memory of one check over one floor, each in a fresh
+	// process (goal: ≤ 1.3).
+	b.Run("floor", func(b *testing.B) {
+		d, err := Apps(b.Context(), tree, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		paths := make([]string, len(d.Apps))
+		for i, a := range d.Apps {
+			paths[i] = a.Path
+		}
+		var floor, whole time.Duration
+		for b.Loop() {
+			start := time.Now()
+			if err := krustyFloor(dir, paths); err != nil {
+				b.Fatal(err)
+			}
+			floor += time.Since(start)
+			b.StopTimer()
+			start = time.Now()
+			if _, err := Run(context.Background(), tree, Options{}); err != nil {
+				b.Fatal(err)
+			}
+			whole += time.Since(start)
+			b.StartTimer()
+		}
+		floorRSS := childPeakRSS(b, "floor", dir, benchAppsEnv+"="+strings.Join(paths, "\n"))
+		checkRSS := childPeakRSS(b, "check", dir)
+		b.ReportMetric(float64(len(paths)), "apps")
+		b.ReportMetric(floorRSS, "peak-RSS-MB")
+		b.ReportMetric(float64(whole)/float64(floor), "x-floor-time")
+		b.ReportMetric(checkRSS/floorRSS, "x-floor-memory")
+	})
+
 	b.Run("kustomize+conftest", func(b *testing.B) {
 		kustomize, conftest := os.Getenv(kustomizeEnv), os.Getenv(conftestEnv)
 		if kustomize == "" || conftest == "" {
@@ -293,13 +342,14 @@ func (c *cliComparison) run(b *testing.B) (violations int, peakMB float64, took 
 				b.Error(err)
 				return
 			}
-			cmd := exec.Command(c.kustomize, "build", filepath.Join(c.repo, filepath.FromSlash(a.Path)), "-o", out)
-			if output, err := cmd.CombinedOutput(); err != nil {
+			cmd := measured(c.kustomize, "build", filepath.Join(c.repo, filepath.FromSlash(a.Path)), "-o", out)
+			output, err := cmd.CombinedOutput()
+			if err != nil {
 				b.Errorf("kustomize build %s: %v\n%s", a.Path, err, output)
 				return
 			}
 			mu.Lock()
-			peakMB = max(peakMB, peakRSSMB(cmd.ProcessState))
+			peakMB = max(peakMB, measuredPeakMB(cmd, output))
 			mu.Unlock()
 		})
 	}
@@ -310,7 +360,7 @@ func (c *cliComparison) run(b *testing.B) (violations int, peakMB float64, took 
 	took[0] = time.Since(start)
 	start = time.Now()
 
-	cmd := exec.Command(c.conftest, "test", "--combine", "--no-color", "-o", "json",
+	cmd := measured(c.conftest, "test", "--combine", "--no-color", "-o", "json",
 		"-p", c.policies, "-d", c.data, ".")
 	cmd.Dir = c.out // so that conftest's paths are <cluster>/<app>.yaml
 	var stdout, stderr bytes.Buffer
@@ -320,7 +370,7 @@ func (c *cliComparison) run(b *testing.B) (violations int, peakMB float64, took 
 		b.Fatalf("conftest: %v\n%s%s", err, stderr.Bytes(), stdout.Bytes())
 	}
 	took[1] = time.Since(start)
-	peakMB = max(peakMB, peakRSSMB(cmd.ProcessState))
+	peakMB = max(peakMB, measuredPeakMB(cmd, stderr.Bytes()))
 	var results []struct {
 		Warnings []json.RawMessage `json:"warnings"`
 		Failures []json.RawMessage `json:"failures"`
@@ -336,16 +386,61 @@ func (c *cliComparison) run(b *testing.B) (violations int, peakMB float64, took 
 
 // childPeakRSS runs one render or check (or nothing: idle) of the repository at dir in a
 // fresh process and returns its peak resident memory in MB.
-func childPeakRSS(b *testing.B, what, dir string) float64 {
+func childPeakRSS(b *testing.B, what, dir string, env ...string) float64 {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), benchChildEnv+"="+what, benchRepoEnv+"="+dir)
+	cmd.Env = append(append(os.Environ(), benchChildEnv+"="+what, benchRepoEnv+"="+dir), env...)
 	start := time.Now()
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.CombinedOutput()
+	if err != nil {
 		b.Fatalf("benchmark child %s: %v\n%s", what, err, out)
 	}
 	b.Logf("%s in a fresh process: %s", what, time.Since(start).Round(time.Millisecond))
+	return measuredPeakMB(cmd, out)
+}
+
+// measured is a command whose peak memory measuredPeakMB can tell: run under GNU time
+// where it is installed, which forks it from its own small process and prints its
+// ru_maxrss (a child of the benchmark itself would report at least the benchmark's peak,
+// see TestMain).
+func measured(name string, args ...string) *exec.Cmd {
+	if _, err := os.Stat(gnuTime); err == nil {
+		return exec.Command(gnuTime, append([]string{"-f", peakLinePrefix + " %M", name}, args...)...)
+	}
+	return exec.Command(name, args...)
+}
+
+const gnuTime = "/usr/bin/time"
+
+// measuredPeakMB is the peak memory of a finished measured command, from GNU time's line
+// in its output, else getrusage (an upper bound).
+func measuredPeakMB(cmd *exec.Cmd, output []byte) float64 {
+	for line := range strings.Lines(string(output)) {
+		if kb, ok := strings.CutPrefix(strings.TrimSpace(line), peakLinePrefix+" "); ok {
+			if n, err := strconv.ParseFloat(kb, 64); err == nil {
+				return n / 1024
+			}
+		}
+	}
 	return peakRSSMB(cmd.ProcessState)
+}
+
+// peakLinePrefix starts the line on which a benchmark child reports its peak memory.
+const peakLinePrefix = "olmsync-bench-peak-kb"
+
+// selfPeakKB is this process's peak resident memory (VmHWM) in kB, where /proc has it.
+func selfPeakKB() (int64, bool) {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
 }
 
 // BenchmarkDiscovery measures what finding the apps costs next to the whole check of the
@@ -406,4 +501,28 @@ func BenchmarkDiscovery(b *testing.B) {
 			b.ReportMetric(100*float64(discovery)/float64(whole), "discovery-%")
 		})
 	}
+}
+
+// krustyFloor builds each app folder of the repository at dir with krusty alone, as many
+// at once as the check builds apps (GOMAXPROCS), with krusty's defaults (plugins off, load
+// restrictions on): the render floor of issue 18.
+func krustyFloor(dir string, paths []string) error {
+	fsys := filesys.MakeFsOnDisk()
+	errs := make([]error, len(paths))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+			m, err := k.Run(fsys, filepath.Join(dir, filepath.FromSlash(p)))
+			if err == nil {
+				_, err = m.AsYaml()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

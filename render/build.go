@@ -143,7 +143,16 @@ func (b *builder) objects(p *plan, m resmap.ResMap) ([]*Object, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read origin of %s: %w", res.CurId(), err)
 		}
-		src := b.source(p, origin, res)
+		src, marked, err := takeMarker(res)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("%s: %w", res.CurId(), err)
+		case marked:
+		case origin == nil && !p.needsOrigin:
+			src = b.generatedSource(p, res)
+		default:
+			src = b.source(p, origin, res)
+		}
 		if !p.keepOrigin {
 			if err := res.SetOrigin(nil); err != nil {
 				return nil, fmt.Errorf("remove origin annotation of %s: %w", res.CurId(), err)

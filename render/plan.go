@@ -41,6 +41,14 @@ type plan struct {
 	openAPI bool
 	// keepOrigin: the app asked for origin annotations itself; they stay in the output.
 	keepOrigin bool
+	// resourceFiles are the manifest files the include graph lists as resources (or
+	// bases), each once: kustomize reads them marked with their objects' sources
+	// (source.go) unless needsOrigin.
+	resourceFiles []string
+	// needsOrigin: some object may come from where a marker cannot go — a generator or
+	// transformer plugin, a Helm chart, a remote base — so kustomize's own origin
+	// annotations are turned on, at their price (see source.go).
+	needsOrigin bool
 	// folders are the kustomization folders of the app's include graph (the app's own
 	// and every one it includes, transitively): with everything below them, its inputs.
 	folders map[string]bool
@@ -199,6 +207,7 @@ func (pl *planner) walk(k *kustomization) error {
 		pl.p.exclusive, pl.p.openAPI = true, true
 	}
 	if len(k.K.HelmCharts) > 0 || len(k.K.HelmChartInflationGenerator) > 0 {
+		pl.p.needsOrigin = true
 		if !pl.opts.EnableHelm {
 			field := "helmCharts"
 			if len(k.K.HelmCharts) == 0 {
@@ -220,6 +229,9 @@ func (pl *planner) walk(k *kustomization) error {
 				return err
 			}
 		}
+	}
+	if len(k.K.Generators) > 0 || len(k.K.Transformers) > 0 {
+		pl.p.needsOrigin = true
 	}
 	for _, field := range []string{"generators", "transformers", "validators"} {
 		for i, entry := range kustList(k, field) {
@@ -257,6 +269,7 @@ func (pl *planner) reference(k *kustomization, field string, i int, ref string) 
 	}
 	if isRemoteBase(ref) || isRemoteFile(ref) {
 		if pl.opts.AllowRemoteBases {
+			pl.p.needsOrigin = true
 			return nil
 		}
 		return at(fmt.Errorf("%s entry %q is remote: %w (enable them with Options.AllowRemoteBases)", field, ref, ErrRemoteDisabled))
@@ -267,8 +280,13 @@ func (pl *planner) reference(k *kustomization, field string, i int, ref string) 
 	}
 	switch {
 	case field != "components" && pl.r.isFile(p):
-		_, err := pl.r.manifestsIn(p)
-		return err
+		if _, err := pl.r.manifestsIn(p); err != nil {
+			return err
+		}
+		if !slices.Contains(pl.p.resourceFiles, p) {
+			pl.p.resourceFiles = append(pl.p.resourceFiles, p)
+		}
+		return nil
 	case pl.r.isDir(p):
 		child, err := pl.r.kustomizationAt(p)
 		if err != nil {
@@ -686,8 +704,12 @@ func (pl *planner) writeOverrides() error {
 			}
 		}
 		if file == root.File {
-			if pl.p.keepOrigin, err = turnOnOriginAnnotations(rn); err != nil {
-				return &locatedError{file: file, line: 1, err: err}
+			if pl.p.needsOrigin {
+				if pl.p.keepOrigin, err = turnOnOriginAnnotations(rn); err != nil {
+					return &locatedError{file: file, line: 1, err: err}
+				}
+			} else {
+				pl.p.keepOrigin = asksForOrigin(rn)
 			}
 			if err := applyOverrides(rn, pl.p.app.overrides); err != nil {
 				return &locatedError{file: file, line: 1, err: err}
@@ -699,7 +721,34 @@ func (pl *planner) writeOverrides() error {
 		}
 		pl.p.overrides[file] = []byte(s)
 	}
+	if pl.p.needsOrigin {
+		return nil
+	}
+	for _, file := range pl.p.resourceFiles {
+		if _, overridden := pl.p.overrides[file]; overridden {
+			continue
+		}
+		marked, err := pl.r.markedManifest(file)
+		if err != nil {
+			return err
+		}
+		pl.p.overrides[file] = marked
+	}
 	return nil
+}
+
+// asksForOrigin reports whether a kustomization's buildMetadata holds originAnnotations.
+func asksForOrigin(rn *yaml.RNode) bool {
+	bm := rn.Field("buildMetadata")
+	if bm == nil || bm.Value == nil {
+		return false
+	}
+	for _, item := range bm.Value.Content() {
+		if item.Value == types.OriginAnnotations {
+			return true
+		}
+	}
+	return false
 }
 
 // turnOnOriginAnnotations adds originAnnotations to buildMetadata, so kustomize records

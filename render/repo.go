@@ -25,6 +25,8 @@ type repo struct {
 	mu    sync.Mutex
 	kusts map[string]*onceEntry[*kustomization]
 	files map[string]*onceEntry[*manifestFile]
+	// marked are manifest files with each object marked with its source (markedManifest).
+	marked map[string]*onceEntry[[]byte]
 	// raw keeps what readFile read: discovery reads every manifest file once (looking for
 	// Argo CD Applications), and the builds read many of them again.
 	raw map[string][]byte
@@ -53,8 +55,9 @@ func newRepo(fsys filesys.FileSystem, root string) (*repo, error) {
 		fsys:  fsys,
 		root:  dir.String(),
 		kusts: map[string]*onceEntry[*kustomization]{},
-		files: map[string]*onceEntry[*manifestFile]{},
-		raw:   map[string][]byte{},
+		files:  map[string]*onceEntry[*manifestFile]{},
+		marked: map[string]*onceEntry[[]byte]{},
+		raw:    map[string][]byte{},
 	}, nil
 }
 

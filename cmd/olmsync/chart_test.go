@@ -33,6 +33,7 @@ import (
 	"github.com/olmsync/olmsync/internal/gittest"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/reconcile"
 )
 
@@ -111,25 +112,27 @@ func impersonating(r *http.Request) string {
 }
 
 // chartOperatorRepository holds a namespace with its OperatorGroup, a ConfigMap catalog
-// of one operator with its CatalogSource, and a Subscription to it.
+// of one operator with its CatalogSource in the chart's global catalog namespace (named
+// after the namespace, as several tests share that namespace), and a Subscription to it.
 func chartOperatorRepository(t *testing.T, ns string) map[string]string {
 	t.Helper()
 	bundle := olmtest.Bundle{Package: "widget", Version: "1.0.0", Owns: []olmtest.API{{Group: ns + ".test.olmsync.dev", Version: "v1", Kind: "Widget"}}}
+	global, cat := policy.DefaultMarketplaceNamespace, "cat-"+ns
 	catalog, err := yaml.Marshal(map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]any{"name": "cat", "namespace": ns},
+		"metadata": map[string]any{"name": cat, "namespace": global},
 		"data":     olmtest.ConfigMapData(t, []olmtest.Bundle{bundle}),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return map[string]string{
-		"olmsync.yaml":                     fmt.Sprintf("apps:\n- {name: cluster-scope, path: cluster-scope}\n- {name: team, path: team, namespace: %[1]s}\npolicy:\n  marketplaceNamespace: %[1]s\n  operatorGroups: []\n", ns),
+		"olmsync.yaml":                     fmt.Sprintf("apps:\n- {name: cluster-scope, path: cluster-scope}\n- {name: team, path: team, namespace: %[1]s}\npolicy:\n  operatorGroups: []\n", ns),
 		"cluster-scope/namespace.yaml":     fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", ns),
 		"cluster-scope/operatorgroup.yaml": fmt.Sprintf("apiVersion: operators.coreos.com/v1\nkind: OperatorGroup\nmetadata:\n  name: og\n  namespace: %[1]s\nspec:\n  targetNamespaces: [%[1]s]\n", ns),
 		"cluster-scope/catalog.yaml":       string(catalog),
-		"cluster-scope/catalogsource.yaml": fmt.Sprintf("apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata: {name: cat, namespace: %s}\nspec: {sourceType: configmap, configMap: cat, displayName: cat}\n", ns),
-		"team/subscription.yaml":           fmt.Sprintf("apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata: {name: widget}\nspec: {name: widget, channel: stable, source: cat, sourceNamespace: %s, installPlanApproval: Automatic}\n", ns),
+		"cluster-scope/catalogsource.yaml": fmt.Sprintf("apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata: {name: %[1]s, namespace: %[2]s}\nspec: {sourceType: configmap, configMap: %[1]s, displayName: cat}\n", cat, global),
+		"team/subscription.yaml":           fmt.Sprintf("apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata: {name: widget}\nspec: {name: widget, channel: stable, source: %s, sourceNamespace: %s, installPlanApproval: Automatic}\n", cat, global),
 	}
 }
 
@@ -199,6 +202,7 @@ func installChart(t *testing.T, env *testenv.Env, release string, edit func([]*u
 func (c *chartRun) syncOperator(t *testing.T, env *testenv.Env, operatorNS string) *olmsyncv1alpha1.Sync {
 	t.Helper()
 	ctx := context.Background()
+	olmtest.EnsureNamespace(t, env, policy.DefaultMarketplaceNamespace) // the chart's global catalog namespace
 	up := gittest.NewUpstream(t, chartOperatorRepository(t, operatorNS))
 	srv := gittest.Serve(t, up, gittest.ServerOptions{})
 	role := &rbacv1.ClusterRole{

@@ -1,0 +1,172 @@
+package render
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Where a rendered object comes from (its Source: file and line) is found in one of two
+// ways.
+//
+// The fast one, used whenever it is enough: every manifest file the app's include graph
+// lists as a resource is handed to kustomize with each object marked — an annotation
+// sourceMarker holding "file:line" — and the marker, which kustomize's transformers carry
+// along like any annotation, is read back and removed from the output. Objects without a
+// marker were made by a configMapGenerator or secretGenerator, and are traced to the
+// generator entry whose name theirs contains.
+//
+// The other is kustomize's own origin annotations (buildMetadata: [originAnnotations]),
+// for apps where objects can come from where no marker can go: generator and transformer
+// plugins, Helm charts, remote bases. It is what kustomize offers, but it costs: with
+// origin tracking on, every transformer of every kustomization records itself on every
+// object it passes over (kustomize re-reads and re-writes a YAML list in an annotation per
+// object per transformer), which made a third of a whole check's CPU on the 300-app
+// benchmark repository (issue 18).
+
+// sourceMarker is the annotation marking an object with its document: "file:line",
+// repository-relative.
+const sourceMarker = "render.olmsync.dev/source"
+
+// markedManifest is a resource file's content with every object (each document, each item
+// of a List) annotated with sourceMarker. A file whose documents cannot be marked (not
+// objects, anchors kustomize would expand) is handed over as written: its objects are then
+// traced as kustomize's origin would, by matching documents.
+func (r *repo) markedManifest(file string) ([]byte, error) {
+	r.mu.Lock()
+	e, ok := r.marked[file]
+	if !ok {
+		e = &onceEntry[[]byte]{}
+		r.marked[file] = e
+	}
+	r.mu.Unlock()
+	e.once.Do(func() { e.val, e.err = r.markManifest(file) })
+	return e.val, e.err
+}
+
+func (r *repo) markManifest(file string) ([]byte, error) {
+	raw, err := r.readFile(file)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := decodeDocs(file, raw)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	for i, d := range docs {
+		rn := yaml.NewRNode(d.Node).Copy()
+		if !markObjects(rn.YNode(), file) {
+			return raw, nil
+		}
+		s, err := rn.String()
+		if err != nil {
+			return raw, nil //nolint:nilerr // unmarkable: kustomize reads the file as written
+		}
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		b.WriteString(s)
+	}
+	return []byte(b.String()), nil
+}
+
+// markObjects annotates the object n (or each item of a List) with its line. It reports
+// false for what it cannot mark: a document that is no mapping, or one using YAML aliases.
+func markObjects(n *yaml.Node, file string) bool {
+	if n.Kind != yaml.MappingNode || hasAlias(n) {
+		return false
+	}
+	if items := mapValue(n, "items"); items != nil && items.Kind == yaml.SequenceNode && strings.HasSuffix(scalarAt(n, "kind"), "List") {
+		for _, it := range items.Content {
+			if !markObjects(it, file) {
+				return false
+			}
+		}
+		return true
+	}
+	rn := yaml.NewRNode(n)
+	return rn.PipeE(yaml.SetAnnotation(sourceMarker, file+":"+strconv.Itoa(n.Line))) == nil
+}
+
+func hasAlias(n *yaml.Node) bool {
+	if n.Kind == yaml.AliasNode || n.Anchor != "" {
+		return true
+	}
+	return slices.ContainsFunc(n.Content, hasAlias)
+}
+
+// takeMarker reads and removes an object's sourceMarker. An annotations mapping left empty
+// goes too, so the output is what the app's own manifests say.
+func takeMarker(res *resource.Resource) (Source, bool, error) {
+	v, ok := res.GetAnnotations()[sourceMarker]
+	if !ok {
+		return Source{}, false, nil
+	}
+	if _, err := res.Pipe(yaml.ClearAnnotation(sourceMarker)); err != nil {
+		return Source{}, false, fmt.Errorf("remove %s: %w", sourceMarker, err)
+	}
+	if len(res.GetAnnotations()) == 0 {
+		if _, err := res.Pipe(yaml.Lookup("metadata"), yaml.Clear("annotations")); err != nil {
+			return Source{}, false, fmt.Errorf("remove empty annotations: %w", err)
+		}
+	}
+	i := strings.LastIndexByte(v, ':')
+	line, err := strconv.Atoi(v[i+1:])
+	if i < 0 || err != nil {
+		return Source{}, false, fmt.Errorf("malformed %s %q", sourceMarker, v)
+	}
+	return Source{File: v[:i], Line: line}, true, nil
+}
+
+// generatedSource traces an object without a marker, in an app built without origin
+// annotations, to the configMapGenerator or secretGenerator of the include graph whose
+// entry's name the object's name contains (the longest such name); failing that, to the
+// app's kustomization.
+func (b *builder) generatedSource(p *plan, res *resource.Resource) Source {
+	kind, name := res.GetKind(), res.GetName()
+	var field, generatedBy string
+	switch kind {
+	case "ConfigMap":
+		field, generatedBy = "configMapGenerator", "ConfigMapGenerator"
+	case "Secret":
+		field, generatedBy = "secretGenerator", "SecretGenerator"
+	default:
+		return Source{File: p.kust.File}
+	}
+	best := Source{File: p.kust.File}
+	bestLen := -1
+	folders := make([]string, 0, len(p.folders))
+	for dir := range p.folders {
+		folders = append(folders, dir)
+	}
+	slices.Sort(folders)
+	for _, dir := range folders {
+		k, err := b.r.kustomizationAt(dir)
+		if err != nil || k == nil {
+			continue
+		}
+		var names []string
+		if kind == "ConfigMap" {
+			for _, g := range k.K.ConfigMapGenerator {
+				names = append(names, g.Name)
+			}
+		} else {
+			for _, g := range k.K.SecretGenerator {
+				names = append(names, g.Name)
+			}
+		}
+		for i, n := range names {
+			if n != "" && strings.Contains(name, n) && len(n) > bestLen {
+				best = Source{File: path.Clean(k.File), GeneratedBy: generatedBy, Line: seqItemLine(k.Node, field, i)}
+				bestLen = len(n)
+			}
+		}
+	}
+	return best
+}
