@@ -474,4 +474,3 @@ func observe(t *testing.T, env *testenv.Env, c compareCase, want outcome) outcom
 	}
 	return out
 }
-
