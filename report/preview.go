@@ -37,6 +37,9 @@ type SubscriptionPreview struct {
 	// Outcome is the phase and reason the Subscription's CSV would reach; absent when
 	// there is no CSV to speak of (nothing resolved and nothing installed).
 	Outcome *PreviewOutcome `json:"outcome,omitempty"`
+	// Plan is the InstallPlan made for the Subscription's next CSV; absent when the
+	// resolution makes none.
+	Plan *PreviewPlan `json:"plan,omitempty"`
 	// Change says what the change does to the Subscription, with a base only.
 	Change *SubscriptionChange `json:"change,omitempty"`
 	// Brings is what the CSV the Subscription ends on brings to the cluster, read from its
@@ -151,6 +154,21 @@ type PreviewOutcome struct {
 	Phase   string `json:"phase"`
 	Reason  string `json:"reason"`
 	Message string `json:"message,omitempty"`
+}
+
+// PreviewPlan is the InstallPlan the Subscription controller makes for one Subscription's
+// resolution: the CSVs it installs (the Subscription's and the dependencies that go with
+// it), its approval, and the phase it reaches.
+type PreviewPlan struct {
+	CSVNames []string `json:"csvNames"`
+	// Approval and Approved are spec.approval and spec.approved as made.
+	Approval string `json:"approval"`
+	Approved bool   `json:"approved"`
+	// Phase is Complete when approved, RequiresApproval when it waits for a person, Failed
+	// when OLM refuses a CRD update of it.
+	Phase string `json:"phase"`
+	// Why says who approves it, or why it waits.
+	Why string `json:"why,omitempty"`
 }
 
 // Failed reports whether the CSV would end Failed or stuck Pending.

@@ -7,19 +7,15 @@ import (
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
-	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/olm/groups"
+	"github.com/olmsync/olmsync/olm/phase"
+	"github.com/olmsync/olmsync/olm/plans"
 	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/report"
 )
 
-// OLM's messages for the outcomes the preview predicts beyond the OperatorGroup checks
-// (olm-behaviour 3.2 and 3.3).
-const (
-	messageInstallSucceeded   = "install strategy completed with no errors"
-	messageRequirementsNotMet = "one or more requirements couldn't be found"
-	reasonRequiresApproval    = "RequiresApproval"
-)
+// reasonRequiresApproval is the outcome of a CSV whose InstallPlan waits for a person.
+const reasonRequiresApproval = "RequiresApproval"
 
 // judged is a CSV the cluster would run once the revision is applied.
 type judged struct {
@@ -103,38 +99,63 @@ func evaluate(csv *v1alpha1.ClusterServiceVersion, settled []operatorsv1.Operato
 		out.Phase, out.Reason, out.Message = string(t.Phase), string(t.Reason), t.Message
 		return out
 	}
-	if msg := kubeVersionUnmet(csv, kubeVersion); msg != "" {
-		out.Phase, out.Reason = string(v1alpha1.CSVPhasePending), string(v1alpha1.CSVReasonRequirementsNotMet)
-		out.Message = messageRequirementsNotMet + ": " + msg
-		return out
+	// The cluster's version is known only from a cluster state; without it the
+	// requirement is not judged (a CSV's other requirements are what its bundle brings).
+	if kubeVersion != "" {
+		if met, statuses := phase.MinKubeVersion(csv, kubeVersion); !met {
+			out.Phase, out.Reason = string(v1alpha1.CSVPhasePending), string(v1alpha1.CSVReasonRequirementsNotMet)
+			out.Message = phase.MessageRequirementsNotFound + ": " + statuses[0].Message
+			return out
+		}
 	}
-	out.Phase, out.Reason, out.Message = string(v1alpha1.CSVPhaseSucceeded), string(v1alpha1.CSVReasonInstallSuccessful), messageInstallSucceeded
+	out.Phase, out.Reason, out.Message = string(v1alpha1.CSVPhaseSucceeded), string(v1alpha1.CSVReasonInstallSuccessful), phase.MessageInstallSucceeded
 	return out
 }
 
-// kubeVersionUnmet is OLM's requirement message when the CSV's minKubeVersion is above the
-// cluster's version; "" when it is met or either is unknown.
-func kubeVersionUnmet(csv *v1alpha1.ClusterServiceVersion, kubeVersion string) string {
-	if csv.Spec.MinKubeVersion == "" || kubeVersion == "" {
-		return ""
+// planFor is the InstallPlan the Subscription controller makes for the Subscription's next
+// CSV: the namespace's resolution cut into one plan per Subscription (plans.Split), each
+// approved as plans.DecideApproval says — the controller's own functions. A CSV that passes
+// every check but whose plan waits for a person has the outcome RequiresApproval.
+func (p *clusterPreview) planFor(sp *report.SubscriptionPreview, sub *v1alpha1.Subscription, sr *resolve.SubscriptionResult, res *resolve.Result) {
+	r := sr.Resolution
+	if r.Status != resolve.StatusResolved || r.Next == "" {
+		return
 	}
-	want, err1 := catalog.ParseVersion(csv.Spec.MinKubeVersion)
-	have, err2 := catalog.ParseVersion(kubeVersion)
-	if err1 != nil || err2 != nil || !want.GT(have) {
-		return ""
-	}
-	return fmt.Sprintf("CSV version requirement not met: minKubeVersion (%s) > server version (%s)", csv.Spec.MinKubeVersion, kubeVersion)
-}
-
-// approvalOutcome is the outcome of a CSV that passes every check but waits for a person:
-// OLM makes every InstallPlan of a namespace Manual when any of its Subscriptions is
-// (resolve.Plan.Approval).
-func approvalOutcome(csv string, res *resolve.Result) *report.PreviewOutcome {
+	want := map[string]bool{}
 	for _, s := range res.Subscriptions {
-		if s.Approval == v1alpha1.ApprovalManual {
-			msg := fmt.Sprintf("the InstallPlan for %s waits for approval (Subscription %s is installPlanApproval: Manual)", csv, s.Name)
-			return &report.PreviewOutcome{CSV: csv, Phase: reasonRequiresApproval, Reason: reasonRequiresApproval, Message: msg}
+		want[s.Name] = s.Resolution.Status == resolve.StatusResolved
+	}
+	part := plans.Split(res, want)[sr.Name]
+	if part == nil {
+		return
+	}
+	plan, err := resolve.NewPlan(part)
+	if err != nil || plan == nil {
+		return
+	}
+	a := plans.DecideApproval(sub, sr)
+	pp := &report.PreviewPlan{CSVNames: slices.Sorted(slices.Values(plan.CSVNames)), Approval: string(a.Approval), Approved: a.Approved, Why: a.Why}
+	switch {
+	case crdRefused(sp.Brings):
+		pp.Phase = string(v1alpha1.InstallPlanPhaseFailed)
+	case a.Approved:
+		pp.Phase = string(v1alpha1.InstallPlanPhaseComplete)
+	default:
+		pp.Phase = string(v1alpha1.InstallPlanPhaseRequiresApproval)
+		if sp.Outcome != nil && !sp.Outcome.Failed() {
+			sp.Outcome = &report.PreviewOutcome{CSV: r.Next, Phase: reasonRequiresApproval, Reason: reasonRequiresApproval,
+				Message: fmt.Sprintf("the InstallPlan for %s %s", r.Next, a.Why)}
 		}
 	}
-	return nil
+	sp.Plan = pp
+}
+
+// crdRefused reports whether OLM's CRD upgrade check refuses a CRD the bundle changes.
+func crdRefused(b *report.PreviewBrings) bool {
+	if b == nil {
+		return false
+	}
+	return slices.ContainsFunc(b.CRDs, func(c report.PreviewCRD) bool {
+		return c.Change == report.CRDChanged && c.Verdict != "" && c.Verdict != report.CRDUpgradeSafe
+	})
 }

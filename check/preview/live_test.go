@@ -86,7 +86,7 @@ status: {phase: Succeeded, reason: Copied}
 	tree := writeTree(t, clusterStateRepo())
 	_, fromFolder := checkWith(t, tree, Options{Catalogs: []CatalogSpec{fixtureCatalog}, ClusterStates: map[string]*ClusterState{"": folder}})
 	_, fromLive := checkWith(t, tree, Options{Catalogs: []CatalogSpec{fixtureCatalog}, ClusterStates: map[string]*ClusterState{"": live}})
-	if len(fromFolder.Subscriptions) != 5 || len(olmFindings(fromFolder)) != 4 {
+	if len(fromFolder.Subscriptions) != 5 || len(olmFindings(fromFolder)) != 5 {
 		t.Fatalf("the folder's preview: %d subscriptions, %v", len(fromFolder.Subscriptions), olmFindings(fromFolder))
 	}
 	if diff := cmp.Diff(fromFolder.Subscriptions, fromLive.Subscriptions); diff != "" {

@@ -166,13 +166,15 @@ func TestPreviewOutcomes(t *testing.T) {
 	want := []outcome{
 		succeeded("openshift-operators/cert-manager", "cert-manager.v1.14.0"),
 		succeeded("team-a/etcd", "etcd.v0.9.4"),
-		failed("team-b/etcd", "TooManyOperatorGroups"),
+		// Not exactly one OperatorGroup: the Subscription controller resolves nothing there
+		// and says why (plans.OperatorGroupsFailure); no plan, no CSV.
+		{Sub: "team-b/etcd", Status: "Failed", Reason: "ErrorPreventedResolution", Path: []string{}},
 		failed("team-c/etcd", "UnsupportedOperatorGroup"),
 		succeeded("team-d/etcd", "etcd.v0.9.4"),
 		failed("team-e/etcd", "InterOperatorGroupOwnerConflict"),
 		{Sub: "team-f/etcd-backup", Status: "Resolved", Next: "etcd-backup.v1.0.0", Path: []string{"etcd-backup.v1.0.0"},
 			Phase: "Succeeded", CSVReason: "InstallSucceeded", Deps: []string{"etcd.v0.9.4 from openshift-marketplace/community-operators"}},
-		failed("team-g/etcd", "NoOperatorGroup"),
+		{Sub: "team-g/etcd", Status: "Failed", Reason: "ErrorPreventedResolution", Path: []string{}},
 		{Sub: "team-h/etcd", Status: "Resolved", Next: "etcd.v0.9.4", Path: stable, Phase: "RequiresApproval", CSVReason: "RequiresApproval"},
 		{Sub: "team-i/redhat", Status: "Unknown", Path: []string{}},
 		{Sub: "team-i/widgets", Status: "Failed", Reason: "ConstraintsNotSatisfiable", Path: []string{}},
@@ -182,10 +184,10 @@ func TestPreviewOutcomes(t *testing.T) {
 	}
 	const subs = "cluster-scope/subscriptions.yaml"
 	wantFindings := []olmFinding{
-		{"OLM002", subs, 13, "Subscription team-b/etcd"},
+		{"OLM001", subs, 13, "Subscription team-b/etcd"},
 		{"OLM002", subs, 25, "Subscription team-c/etcd"},
 		{"OLM002", subs, 49, "Subscription team-e/etcd"},
-		{"OLM002", subs, 73, "Subscription team-g/etcd"},
+		{"OLM001", subs, 73, "Subscription team-g/etcd"},
 		{"OLM001", subs, 97, "Subscription team-i/widgets"},
 		{"OLM006", subs, 109, "Subscription team-i/redhat"},
 	}
@@ -197,7 +199,10 @@ func TestPreviewOutcomes(t *testing.T) {
 			!strings.Contains(v.Message, "etcd.v0.9.4 would be Failed (UnsupportedOperatorGroup): AllNamespaces InstallModeType not supported") {
 			t.Errorf("OLM002 message: %s", v.Message)
 		}
-		if v.Rule == "OLM001" && !strings.Contains(v.Message, "(ConstraintsNotSatisfiable): constraints not satisfiable") {
+		if v.Rule == "OLM001" && v.Object.Namespace == "team-g" && !strings.HasSuffix(v.Message, "(ErrorPreventedResolution): expected 1 OperatorGroup in the namespace, found 0") {
+			t.Errorf("OLM001 message: %s", v.Message)
+		}
+		if v.Rule == "OLM001" && v.Object.Namespace == "team-i" && !strings.Contains(v.Message, "(ConstraintsNotSatisfiable): constraints not satisfiable") {
 			t.Errorf("OLM001 message: %s", v.Message)
 		}
 	}
@@ -274,7 +279,7 @@ func TestPreviewClusterState(t *testing.T) {
 	want := []outcome{
 		{Sub: "team-j/future", Status: "Resolved", Next: "future.v1.0.0", Path: []string{"future.v1.0.0"}, Phase: "Pending", CSVReason: "RequirementsNotMet"},
 		{Sub: "team-l/etcd", Status: "Failed", Reason: "NoUpgradePath", Path: []string{}, Phase: "Succeeded", CSVReason: "InstallSucceeded"},
-		{Sub: "team-m/etcd", Status: "UpToDate", Path: []string{}, Phase: "Failed", CSVReason: "TooManyOperatorGroups"},
+		{Sub: "team-m/etcd", Status: "Failed", Reason: "ErrorPreventedResolution", Path: []string{}, Phase: "Failed", CSVReason: "TooManyOperatorGroups"},
 		{Sub: "team-n/etcd", Status: "Resolved", Next: "etcd.v0.9.4", Path: []string{"etcd.v0.9.4"}, Phase: "Succeeded", CSVReason: "InstallSucceeded"},
 		{Sub: "team-x/etcd", Status: "UpToDate", Path: []string{}, Phase: "Failed", CSVReason: "CannotModifyStaticOperatorGroupProvidedAPIs"},
 	}
@@ -286,6 +291,7 @@ func TestPreviewClusterState(t *testing.T) {
 		{"OLM003", groups, 1, "OperatorGroup team-m/second"},
 		{"OLM004", subs, 1, "Subscription team-j/future"},
 		{"OLM005", subs, 13, "Subscription team-l/etcd"},
+		{"OLM001", subs, 25, "Subscription team-m/etcd"},
 		{"OLM003", subs, 49, "Subscription team-x/etcd"},
 	}
 	if diff := cmp.Diff(wantFindings, olmFindings(rep)); diff != "" {
@@ -517,3 +523,39 @@ data:
       defaultChannel: stable
       channels: [{name: stable, currentCSV: widget.v1.0.0}]
 `
+
+// TestPreviewPlanApprovalPerSubscription: one Manual and one Automatic Subscription in a
+// namespace. The Subscription controller makes one plan per Subscription, approved as its
+// own Subscription says (plans.DecideApproval); the preview used to make both wait, as
+// OLM's namespace-wide rule would. Also: a pin approves up to the pinned CSV.
+func TestPreviewPlanApprovalPerSubscription(t *testing.T) {
+	repo := files{
+		"olmsync.yaml":                  "apps:\n- {name: cluster-scope, path: cluster-scope, clusterScope: true}\n",
+		"cluster-scope/namespaces.yaml": namespace("team-a"),
+		"cluster-scope/groups.yaml":     group("team-a", "team-a", "team-a"),
+		"cluster-scope/subscriptions.yaml": docs(
+			sub("team-a", "etcd", "etcd", "stable", "community-operators", "Manual"),
+			sub("team-a", "future", "future", "stable", "community-operators", "Automatic")),
+	}
+	_, rep := checkWith(t, writeTree(t, repo), Options{Catalogs: []CatalogSpec{fixtureCatalog}})
+	got := map[string]report.PreviewPlan{}
+	phases := map[string]string{}
+	for _, s := range rep.Subscriptions {
+		if s.Plan != nil {
+			got[s.Name] = *s.Plan
+		}
+		if s.Outcome != nil {
+			phases[s.Name] = s.Outcome.Phase
+		}
+	}
+	want := map[string]report.PreviewPlan{
+		"future": {CSVNames: []string{"future.v1.0.0"}, Approval: "Automatic", Approved: true, Phase: "Complete", Why: "approved: installPlanApproval is Automatic"},
+		"etcd":   {CSVNames: []string{"etcd.v0.9.4"}, Approval: "Manual", Phase: "RequiresApproval", Why: "waits for approval: installPlanApproval is Manual"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("plans (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"future": "Succeeded", "etcd": "RequiresApproval"}, phases); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/olm/catalog"
+	"github.com/olmsync/olmsync/olm/plans"
 	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/render"
@@ -91,7 +92,7 @@ func resolveNamespaces(r *resolve.Resolver, v *view) map[string]*resolve.Result 
 			}
 			byNS[e.sub.Namespace] = ns
 		}
-		ns.Subscriptions = append(ns.Subscriptions, e.sub)
+		ns.Subscriptions = append(ns.Subscriptions, *plans.ForResolver(&e.sub))
 	}
 	names := slices.Sorted(maps.Keys(byNS))
 	results := make([]*resolve.Result, len(names))
@@ -112,8 +113,23 @@ func resolveNamespaces(r *resolve.Resolver, v *view) map[string]*resolve.Result 
 	out := make(map[string]*resolve.Result, len(names))
 	for i, n := range names {
 		out[n] = results[i]
+		if f := plans.OperatorGroupsFailure(len(v.groupsOf(n))); f != nil {
+			failAll(results[i], *f)
+		}
 	}
 	return out
+}
+
+// failAll gives every Subscription of a namespace the same failed resolution, and the
+// namespace nothing to install: what the Subscription controller does when the namespace
+// does not hold exactly one OperatorGroup (plans.OperatorGroupsFailure). The resolver still
+// ran, for each Subscription's package and channel.
+func failAll(res *resolve.Result, f resolve.Resolution) {
+	for i := range res.Subscriptions {
+		res.Subscriptions[i].Resolution = f
+		res.Subscriptions[i].Dependencies = nil
+	}
+	res.Bundles, res.Generated = nil, nil
 }
 
 // excludesGlobalCatalogs reports whether the namespace's one OperatorGroup hides the

@@ -103,9 +103,10 @@ func (p *clusterPreview) report(v *view, results map[string]*resolve.Result, con
 			}
 			sp.Dependencies = append(sp.Dependencies, pd)
 		}
-		p.judgeSubscription(&sp, e.git, sr, res, outcomes, reported)
+		p.judgeSubscription(&sp, e.git, sr, outcomes, reported)
 		sp.Brings = p.brings(v, sr, contents)
 		p.judgeCRDs(e.git, &sp)
+		p.planFor(&sp, &e.sub, sr, res)
 		p.subs = append(p.subs, sp)
 	}
 	p.reportInstalled(v, outcomes, reported)
@@ -177,7 +178,7 @@ func semverOf(b *catalog.Bundle) semver.Version {
 // the one it installs or a dependency —, an upgrade that cannot happen (OLM005). The
 // installed CSV's own outcome is OLM003's, reported once (reportInstalled).
 func (p *clusterPreview) judgeSubscription(sp *report.SubscriptionPreview, at *gitRef, sr *resolve.SubscriptionResult,
-	res *resolve.Result, outcomes map[string]*judged, reported map[string]bool) {
+	outcomes map[string]*judged, reported map[string]bool) {
 	r := sr.Resolution
 	switch {
 	case r.Status == resolve.StatusFailed && (r.Reason == resolve.ReasonUpgradeHeld || r.Reason == resolve.ReasonNoUpgradePath):
@@ -194,11 +195,6 @@ func (p *clusterPreview) judgeSubscription(sp *report.SubscriptionPreview, at *g
 		for _, d := range sr.Dependencies {
 			if j := outcomes[csvKey(sr.Namespace, d.Name)]; !d.Installed && j != nil && j.outcome.Failed() {
 				p.violateOutcome(at, sp, j.outcome, "its dependency ")
-			}
-		}
-		if sp.Outcome != nil && !sp.Outcome.Failed() {
-			if o := approvalOutcome(r.Next, res); o != nil {
-				sp.Outcome = o
 			}
 		}
 		return

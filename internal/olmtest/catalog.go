@@ -3,6 +3,7 @@ package olmtest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -36,6 +37,11 @@ type Bundle struct {
 	SkipRange string
 	// Owns are the CRDs the CSV owns (the catalog carries them); Requires those it needs.
 	Owns, Requires []API
+	// InstallModes are the install modes the CSV supports; nil is OwnNamespace,
+	// SingleNamespace and AllNamespaces.
+	InstallModes []string
+	// MinKubeVersion is spec.minKubeVersion.
+	MinKubeVersion string
 }
 
 // Name is the CSV's name.
@@ -55,13 +61,18 @@ func (b Bundle) CSV() string {
 	if len(b.Skips) > 0 {
 		fmt.Fprintf(&s, "  skips: [%s]\n", strings.Join(b.Skips, ", "))
 	}
-	s.WriteString(`  installModes:
-  - {type: OwnNamespace, supported: true}
-  - {type: SingleNamespace, supported: true}
-  - {type: MultiNamespace, supported: false}
-  - {type: AllNamespaces, supported: true}
-  customresourcedefinitions:
-`)
+	if b.MinKubeVersion != "" {
+		fmt.Fprintf(&s, "  minKubeVersion: %s\n", b.MinKubeVersion)
+	}
+	modes := b.InstallModes
+	if modes == nil {
+		modes = []string{"OwnNamespace", "SingleNamespace", "AllNamespaces"}
+	}
+	s.WriteString("  installModes:\n")
+	for _, m := range []string{"OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces"} {
+		fmt.Fprintf(&s, "  - {type: %s, supported: %t}\n", m, slices.Contains(modes, m))
+	}
+	s.WriteString("  customresourcedefinitions:\n")
 	writeAPIs := func(key string, apis []API) {
 		if len(apis) == 0 {
 			return

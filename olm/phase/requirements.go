@@ -100,7 +100,7 @@ func CheckRequirements(csv *v1alpha1.ClusterServiceVersion, snap Snapshot) Requi
 		r.Met = r.Met && met
 		r.Statuses = append(r.Statuses, statuses...)
 	}
-	add(minKubeVersion(csv, snap.ServerVersion))
+	add(MinKubeVersion(csv, snap.ServerVersion))
 	add(crdRequirements(csv, snap))
 	add(apiServiceRequirements(csv, snap))
 	add(nativeAPIRequirements(csv, snap))
@@ -108,7 +108,11 @@ func CheckRequirements(csv *v1alpha1.ClusterServiceVersion, snap Snapshot) Requi
 	return r
 }
 
-func minKubeVersion(csv *v1alpha1.ClusterServiceVersion, serverVersion string) (bool, []v1alpha1.RequirementStatus) {
+// MinKubeVersion is OLM's minKubeVersion requirement: met when the CSV names none or the
+// server's version (its major.minor.patch) is not below it; else the requirement status
+// OLM writes, with its message. The CSV controller checks it among the other requirements;
+// `olmsync check`'s preview calls it with the cluster's version.
+func MinKubeVersion(csv *v1alpha1.ClusterServiceVersion, serverVersion string) (bool, []v1alpha1.RequirementStatus) {
 	want := csv.Spec.MinKubeVersion
 	if want == "" {
 		return true, nil

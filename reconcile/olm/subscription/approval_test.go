@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/olm/plans"
 	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/olm/installplan"
 	"github.com/olmsync/olmsync/reconcile/olm/subscription"
@@ -13,8 +14,8 @@ import (
 // TestDecideApproval resolves each Subscription against the fixture catalog and decides
 // its plan's approval: a's channel is a.v1.0.0 → a.v1.1.0 → a.v1.2.0.
 func TestDecideApproval(t *testing.T) {
-	pin := func(csv string) func(*v1alpha1.Subscription) { return annotated(subscription.PinnedCSVAnnotation, csv) }
-	firstAuto := annotated(subscription.ApprovalAnnotation, subscription.ApprovalFirstAutomatic)
+	pin := func(csv string) func(*v1alpha1.Subscription) { return annotated(plans.PinnedCSVAnnotation, csv) }
+	firstAuto := annotated(plans.ApprovalAnnotation, plans.ApprovalFirstAutomatic)
 	tests := []struct {
 		name     string
 		sub      *v1alpha1.Subscription
@@ -38,7 +39,7 @@ func TestDecideApproval(t *testing.T) {
 			if r.Resolution.Next != tt.next {
 				t.Fatalf("resolved %+v, want next %s", r.Resolution, tt.next)
 			}
-			a := subscription.DecideApproval(tt.sub, r)
+			a := plans.DecideApproval(tt.sub, r)
 			if a.Approval != tt.approval || a.Approved != tt.approved || a.Why == "" {
 				t.Errorf("%+v; want %s approved=%t", a, tt.approval, tt.approved)
 			}
@@ -47,13 +48,13 @@ func TestDecideApproval(t *testing.T) {
 }
 
 func TestForResolverLeavesTheSubscriptionAlone(t *testing.T) {
-	s := sub("s", "a", annotated(subscription.PinnedCSVAnnotation, "a.v1.1.0"))
-	got := subscription.ForResolver(s)
+	s := sub("s", "a", annotated(plans.PinnedCSVAnnotation, "a.v1.1.0"))
+	got := plans.ForResolver(s)
 	if got.Spec.StartingCSV != "a.v1.1.0" || s.Spec.StartingCSV != "" {
 		t.Errorf("resolver sees %q; the Subscription now says %q", got.Spec.StartingCSV, s.Spec.StartingCSV)
 	}
 	s.Spec.StartingCSV = "a.v1.0.0"
-	if subscription.ForResolver(s).Spec.StartingCSV != "a.v1.0.0" {
+	if plans.ForResolver(s).Spec.StartingCSV != "a.v1.0.0" {
 		t.Error("an explicit startingCSV wins over the pin")
 	}
 }
@@ -67,7 +68,7 @@ func TestSplit(t *testing.T) {
 	if len(res.Bundles) != 3 || len(res.Generated) != 1 {
 		t.Fatalf("resolution: bundles %+v, generated %d", res.Bundles, len(res.Generated))
 	}
-	parts := subscription.Split(res, map[string]bool{"a": true, "c": true})
+	parts := plans.Split(res, map[string]bool{"a": true, "c": true})
 	got := map[string][]string{}
 	for name, p := range parts {
 		for _, b := range p.Bundles {
@@ -99,12 +100,12 @@ func TestSplit(t *testing.T) {
 		}
 	}
 	// A dependency goes with the Subscription that needs it, not the first one.
-	parts = subscription.Split(resolveFixture(t, sub("d", "d"), sub("a", "a")), map[string]bool{"a": true, "d": true})
+	parts = plans.Split(resolveFixture(t, sub("d", "d"), sub("a", "a")), map[string]bool{"a": true, "d": true})
 	if len(parts["d"].Bundles) != 1 || len(parts["a"].Bundles) != 2 || len(parts["a"].Generated) != 1 {
 		t.Errorf("d, then a that needs b: %+v", parts)
 	}
 	// c already has its plan: only a is split for, and c's bundle is in no part.
-	parts = subscription.Split(res, map[string]bool{"a": true})
+	parts = plans.Split(res, map[string]bool{"a": true})
 	if _, ok := parts["c"]; ok || len(parts["a"].Bundles) != 2 {
 		t.Errorf("split for a alone: %+v", parts)
 	}
@@ -121,7 +122,7 @@ func TestSplitOrphans(t *testing.T) {
 		},
 		Bundles: []resolve.Bundle{{Name: "y.v2", Subscription: "y"}, {Name: "p.v1"}},
 	}
-	parts := subscription.Split(res, map[string]bool{"x": true, "y": true})
+	parts := plans.Split(res, map[string]bool{"x": true, "y": true})
 	if len(parts) != 1 || len(parts["y"].Bundles) != 2 || parts["y"].Bundles[1].Name != "p.v1" {
 		t.Errorf("parts %+v", parts)
 	}
@@ -136,7 +137,7 @@ func TestApprovesWaitingPlan(t *testing.T) {
 		return ip
 	}
 	pinnedAt := func(pin string) *v1alpha1.Subscription {
-		return sub("s", "a", annotated(subscription.PinnedCSVAnnotation, pin), installed("a.v1.1.0"), pending("a.v1.2.0", "install-2"))
+		return sub("s", "a", annotated(plans.PinnedCSVAnnotation, pin), installed("a.v1.1.0"), pending("a.v1.2.0", "install-2"))
 	}
 	tests := []struct {
 		name string

@@ -20,6 +20,7 @@ import (
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
 	"github.com/olmsync/olmsync/olm/catalog"
+	"github.com/olmsync/olmsync/olm/plans"
 	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/olm/subscription"
 )
@@ -238,7 +239,7 @@ func TestSubscriptionCreatesItsOwnInstallPlan(t *testing.T) {
 func TestPinnedSubscription(t *testing.T) {
 	c, ns, global := setup(t, true)
 	if err := c.Create(context.Background(), newSub(ns, "p", "p", global, func(s *v1alpha1.Subscription) {
-		s.Annotations = map[string]string{subscription.PinnedCSVAnnotation: "p.v1.1.0"}
+		s.Annotations = map[string]string{plans.PinnedCSVAnnotation: "p.v1.1.0"}
 	})); err != nil {
 		t.Fatal(err)
 	}

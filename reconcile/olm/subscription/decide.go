@@ -1,7 +1,6 @@
 package subscription
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/olm/groups"
+	"github.com/olmsync/olmsync/olm/plans"
 	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/olm/installplan"
 )
@@ -21,12 +21,6 @@ import (
 // nothing in both cases; consoles and Argo CD's health check ignore condition types they
 // do not know, so adding it changes nothing for them.
 const UpgradeHeld v1alpha1.SubscriptionConditionType = "UpgradeHeld"
-
-// MessageOperatorGroups is OLM's message when a namespace does not hold exactly one
-// OperatorGroup (resolver/step_resolver.go). OLM's catalog operator stops there and writes
-// nothing on the Subscriptions; olmsync writes it as ResolutionFailed, so the reason
-// nothing is installed is on the object.
-const MessageOperatorGroups = "expected 1 OperatorGroup in the namespace, found %d"
 
 // SyncInstalledCSV follows status.currentCSV to the cluster, as OLM's
 // ensureSubscriptionCSVState does: once a CSV of that name exists in the namespace it is the
@@ -154,34 +148,37 @@ func NeedsResolution(subs []v1alpha1.Subscription) bool {
 }
 
 func decidesApproval(sub *v1alpha1.Subscription) bool {
-	return sub.Annotations[PinnedCSVAnnotation] != "" || sub.Annotations[ApprovalAnnotation] == ApprovalFirstAutomatic
+	return sub.Annotations[plans.PinnedCSVAnnotation] != "" || sub.Annotations[plans.ApprovalAnnotation] == plans.ApprovalFirstAutomatic
 }
 
 // ApprovesWaitingPlan reports whether olmsync now approves the plan a Subscription waits on:
 // the plan is not approved yet, the Subscription's approval is olmsync's to decide (a pin,
 // first-automatic), and the decision for its resolution approves (for instance because the
 // pin moved forward).
-func ApprovesWaitingPlan(sub *v1alpha1.Subscription, plan *v1alpha1.InstallPlan, r *resolve.SubscriptionResult) (Approval, bool) {
+func ApprovesWaitingPlan(sub *v1alpha1.Subscription, plan *v1alpha1.InstallPlan, r *resolve.SubscriptionResult) (plans.Approval, bool) {
 	if plan == nil || plan.Spec.Approved || !decidesApproval(sub) || r == nil {
-		return Approval{}, false
+		return plans.Approval{}, false
 	}
 	if plan.Status.Phase != v1alpha1.InstallPlanPhaseRequiresApproval && plan.Status.Phase != v1alpha1.InstallPlanPhaseNone && plan.Status.Phase != v1alpha1.InstallPlanPhasePlanning {
-		return Approval{}, false
+		return plans.Approval{}, false
 	}
 	if r.Resolution.Status != resolve.StatusResolved || !slices.Contains(plan.Spec.ClusterServiceVersionNames, r.Resolution.Next) {
-		return Approval{}, false
+		return plans.Approval{}, false
 	}
-	a := DecideApproval(sub, r)
+	a := plans.DecideApproval(sub, r)
 	return a, a.Approved
 }
 
 // OperatorGroupsFailed marks every Subscription of a namespace that does not hold exactly
-// one OperatorGroup as ResolutionFailed (ErrorPreventedResolution, OLM's message). It
+// one OperatorGroup as ResolutionFailed, as plans.OperatorGroupsFailure decides. It
 // reports whether the status changed.
 func OperatorGroupsFailed(sub *v1alpha1.Subscription, groups int, now metav1.Time) bool {
+	f := plans.OperatorGroupsFailure(groups)
+	if f == nil {
+		return false
+	}
 	return setChanged(sub, SetCondition(&sub.Status, v1alpha1.SubscriptionCondition{
-		Type: v1alpha1.SubscriptionResolutionFailed, Status: corev1.ConditionTrue,
-		Reason: v1alpha1.ErrorPreventedResolution, Message: fmt.Sprintf(MessageOperatorGroups, groups),
+		Type: v1alpha1.SubscriptionResolutionFailed, Status: corev1.ConditionTrue, Reason: f.Reason, Message: f.Message,
 	}, now), now)
 }
 

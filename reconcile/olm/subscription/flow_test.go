@@ -18,6 +18,7 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/olm/plans"
 	"github.com/olmsync/olmsync/reconcile/olm"
 	"github.com/olmsync/olmsync/reconcile/olm/subscription"
 )
@@ -192,7 +193,7 @@ func TestManualApprovalAndPins(t *testing.T) {
 	olmtest.ConfigMapCatalog(t, env, ns, "cat",
 		widget("1.0.0"), widget("1.1.0", replacing("widget.v1.0.0")), widget("1.2.0", replacing("widget.v1.1.0")))
 	subscribe(t, env, ns, "widget", "widget", func(s *v1alpha1.Subscription) {
-		s.Annotations = map[string]string{subscription.PinnedCSVAnnotation: "widget.v1.1.0"}
+		s.Annotations = map[string]string{plans.PinnedCSVAnnotation: "widget.v1.1.0"}
 	})
 	waitCSVSucceeded(t, env, ns, "widget", "widget.v1.1.0") // the pin acted as startingCSV
 	var waiting v1alpha1.InstallPlan
@@ -211,7 +212,7 @@ func TestManualApprovalAndPins(t *testing.T) {
 	})
 	s := getSub(t, env.Client, ns, "widget")
 	before := s.DeepCopy()
-	s.Annotations[subscription.PinnedCSVAnnotation] = "widget.v1.2.0"
+	s.Annotations[plans.PinnedCSVAnnotation] = "widget.v1.2.0"
 	if err := env.Client.Patch(context.Background(), s, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/olm/catalog"
+	"github.com/olmsync/olmsync/olm/plans"
 	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/olm/subscription"
 )
@@ -96,7 +97,7 @@ func resolveFixture(t *testing.T, subs ...*v1alpha1.Subscription) *resolve.Resul
 	r := resolve.New([]resolve.Catalog{{Name: "cat", Namespace: "olm", Content: c}}, resolve.Options{GlobalNamespace: "olm"})
 	ns := resolve.Namespace{Name: "ns"}
 	for _, s := range subs {
-		ns.Subscriptions = append(ns.Subscriptions, *subscription.ForResolver(s))
+		ns.Subscriptions = append(ns.Subscriptions, *plans.ForResolver(s))
 		if name := s.Status.InstalledCSV; name != "" {
 			ns.CSVs = append(ns.CSVs, installedCSV(s.Spec.Package, name))
 		}

@@ -20,6 +20,7 @@ import (
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/olm/plans"
 	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/olm/installplan"
 	"github.com/olmsync/olmsync/reconcile/olm/metrics"
@@ -169,11 +170,11 @@ func (r *Reconciler) read(ctx context.Context, p *pass) error {
 	for i := range subs.Items {
 		subs.Items[i].DeepCopyInto(&p.before[i])
 	}
-	var plans v1alpha1.InstallPlanList
-	if err := r.APIReader.List(ctx, &plans, client.InNamespace(p.namespace)); err != nil {
+	var ips v1alpha1.InstallPlanList
+	if err := r.APIReader.List(ctx, &ips, client.InNamespace(p.namespace)); err != nil {
 		return err
 	}
-	p.plans = plans.Items
+	p.plans = ips.Items
 	var csvs v1alpha1.ClusterServiceVersionList
 	if err := r.APIReader.List(ctx, &csvs, client.InNamespace(p.namespace)); err != nil {
 		return err
@@ -315,7 +316,7 @@ func (r *Reconciler) checkOperatorGroup(_ context.Context, p *pass) error {
 	for i := range p.subs {
 		if OperatorGroupsFailed(&p.subs[i], len(p.groups), p.now) {
 			r.Recorder.Eventf(&p.subs[i], nil, corev1.EventTypeWarning, string(v1alpha1.SubscriptionResolutionFailed), "Resolve",
-				MessageOperatorGroups, len(p.groups))
+				"%s", Condition(&p.subs[i].Status, v1alpha1.SubscriptionResolutionFailed).Message)
 		}
 	}
 	p.stop = true
@@ -336,7 +337,7 @@ func (r *Reconciler) resolve(ctx context.Context, p *pass) error {
 		FailForward:           p.failForward(),
 	}
 	for i := range p.subs {
-		in.Subscriptions = append(in.Subscriptions, *ForResolver(&p.subs[i]))
+		in.Subscriptions = append(in.Subscriptions, *plans.ForResolver(&p.subs[i]))
 	}
 	began := time.Now()
 	p.result = resolver.Resolve(in)
@@ -373,7 +374,7 @@ func (r *Reconciler) createPlans(ctx context.Context, p *pass) error {
 	if len(p.needsPlan) == 0 {
 		return nil
 	}
-	parts := Split(p.result, p.needsPlan)
+	parts := plans.Split(p.result, p.needsPlan)
 	generation := 0
 	for i := range p.subs {
 		generation = max(generation, p.subs[i].Status.InstallPlanGeneration)
@@ -415,7 +416,7 @@ func (r *Reconciler) createPlans(ctx context.Context, p *pass) error {
 		}
 		generation++
 		ip := installplan.New(p.namespace, generation, plan, []*v1alpha1.Subscription{s})
-		a := DecideApproval(s, res)
+		a := plans.DecideApproval(s, res)
 		ip.Spec.Approval, ip.Spec.Approved = a.Approval, a.Approved
 		if err := installplan.Create(ctx, r.Client, ip); err != nil {
 			return fmt.Errorf("subscription %s: %w", s.Name, err)

