@@ -181,6 +181,12 @@ func TestProvenance(t *testing.T) {
 				if _, has := o.Manifest.GetAnnotations()["config.kubernetes.io/origin"]; has {
 					t.Errorf("%s %s keeps the origin annotation olmsync added", o.Kind(), o.Name())
 				}
+				if _, has := o.Manifest.GetAnnotations()[sourceMarker]; has {
+					t.Errorf("%s %s keeps the source marker olmsync added", o.Kind(), o.Name())
+				}
+				if _, has := o.Manifest.Object["metadata"].(map[string]any)["annotations"]; has && o.Kind() != "CatalogSource" {
+					t.Errorf("%s %s has metadata.annotations %v; the source had none", o.Kind(), o.Name(), o.Manifest.GetAnnotations())
+				}
 				if o.Kind() == "Subscription" && o.Manifest.GetAnnotations() != nil {
 					t.Errorf("%s %s has annotations %v; the source had none", o.Kind(), o.Name(), o.Manifest.GetAnnotations())
 				}
