@@ -104,7 +104,7 @@ var clusterCases = []clusterCase{
 		cluster: clusterGroup("live-two", "other", "{targetNamespaces: [live-two]}"),
 		git:     gitSubscription("live-two", "etcd", false),
 		without: []string{"live-two/etcd Resolved installed= path=[etcd.v0.9.4] Succeeded/InstallSucceeded"},
-		want:    []string{"live-two/etcd Resolved installed= path=[etcd.v0.9.4] Failed/TooManyOperatorGroups OLM002"},
+		want:    []string{"live-two/etcd Failed installed= path=[] OLM001"},
 	},
 	{
 		name: "a group on the cluster selects namespaces by their labels",
@@ -112,7 +112,7 @@ var clusterCases = []clusterCase{
 			"apiVersion: v1\nkind: Namespace\nmetadata: {name: live-sel-b, labels: {olmsync.dev/test: sel}}\n---\n" +
 			clusterGroup("live-sel-a", "sel", "{selector: {matchLabels: {olmsync.dev/test: sel}}}"),
 		git:     gitSubscription("live-sel-a", "etcd", true),
-		without: []string{"live-sel-a/etcd Resolved installed= path=[etcd.v0.9.4] Failed/NoOperatorGroup OLM002"},
+		without: []string{"live-sel-a/etcd Failed installed= path=[] OLM001"},
 		want:    []string{"live-sel-a/etcd Resolved installed= path=[etcd.v0.9.4] Failed/UnsupportedOperatorGroup OLM002"},
 	},
 	{
