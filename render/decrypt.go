@@ -61,8 +61,12 @@ type Decryption struct {
 // name ends in AgeKeyExtension holds one identity per line (empty lines and lines
 // starting with # are skipped). Only native X25519 and post-quantum hybrid identities
 // are read: an age plugin identity would run a program, and is refused. Errors name the
-// key and the line, never what the line holds.
-func NewDecryption(data map[string][]byte) (*Decryption, error) {
+// key, the line and source (the Secret, for the message), never what the line holds.
+func NewDecryption(source string, data map[string][]byte) (*Decryption, error) {
+	from := ""
+	if source != "" {
+		from = " from " + source
+	}
 	d := &Decryption{}
 	for _, name := range sortedKeys(data) {
 		if path.Ext(name) != AgeKeyExtension {
@@ -70,7 +74,7 @@ func NewDecryption(data map[string][]byte) (*Decryption, error) {
 		}
 		ids, err := parseAgeIdentities(data[name])
 		if err != nil {
-			return nil, fmt.Errorf("failed to import '%s' data: %w", name, err)
+			return nil, fmt.Errorf("failed to import '%s' data%s: %w", name, from, err)
 		}
 		d.identities = append(d.identities, ids...)
 	}

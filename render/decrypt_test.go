@@ -57,7 +57,7 @@ func decryptionOf(t *testing.T, keys ...*sopstest.Key) *Decryption {
 	for i, k := range keys {
 		data[string(rune('a'+i))+".agekey"] = []byte("# created by the test\n" + k.Identity() + "\n")
 	}
-	d, err := NewDecryption(data)
+	d, err := NewDecryption("", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestNewDecryption(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := NewDecryption(tt.data)
+			d, err := NewDecryption("", tt.data)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
