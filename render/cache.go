@@ -160,7 +160,8 @@ func cloneObjects(objs []*Object) []*Object {
 
 // cacheKey is the digest of an app's inputs; "" when the app must not be cached.
 func (b *builder) cacheKey(p *plan) string {
-	if b.opts.Cache == nil || b.opts.AllowRemoteBases || b.opts.EnableExecPlugins || b.opts.EnableContainerPlugins || b.opts.EnableHelm {
+	// Decrypted objects are never cached: the cache may be written to disk.
+	if b.opts.Cache == nil || b.opts.Decryption != nil || b.opts.AllowRemoteBases || b.opts.EnableExecPlugins || b.opts.EnableContainerPlugins || b.opts.EnableHelm {
 		return ""
 	}
 	h := sha256.New()

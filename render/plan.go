@@ -223,6 +223,9 @@ func (pl *planner) walk(k *kustomization) error {
 	if err := pl.checkParsedInputs(k); err != nil {
 		return err
 	}
+	if err := pl.decryptSources(k); err != nil {
+		return err
+	}
 	for _, field := range []string{"resources", "bases", "components"} {
 		for i, ref := range kustList(k, field) {
 			if err := pl.reference(k, field, i, ref); err != nil {

@@ -40,6 +40,9 @@ type Options struct {
 	// PostBuild is what a Sync adds to every app after its build (target namespace,
 	// patches, common metadata, variable substitution); nil for a plain check.
 	PostBuild *PostBuild
+	// Decryption decrypts SOPS-encrypted objects and secretGenerator sources (a Sync's
+	// spec.decryption); nil leaves them encrypted, as a plain check does.
+	Decryption *Decryption
 }
 
 func (o Options) withDefaults() Options {
@@ -185,6 +188,12 @@ func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, e
 			return
 		}
 		objs, lines, err := b.buildCached(plans[i])
+		if err == nil {
+			// Decrypted before the post-build, as Flux decrypts before it substitutes.
+			if err = opts.Decryption.decryptObjects(plans[i].app.ID(), objs); err != nil {
+				objs = nil
+			}
+		}
 		if err == nil {
 			if perr := opts.PostBuild.apply(objs); perr != nil {
 				objs, err = nil, &BuildError{App: plans[i].app.ID(), File: plans[i].file(), Err: perr}

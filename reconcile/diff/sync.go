@@ -60,12 +60,19 @@ func Sync(ctx context.Context, c client.Client, obj *olmsyncv1alpha1.Sync, opts 
 	if err != nil {
 		return nil, err
 	}
-	b, err := gitsync.BuildRevision(ctx, tree, obj, opts.Check, pb)
+	copts := opts.Check
+	if copts.Render.Decryption, err = gitsync.DecryptionFor(ctx, vars, obj); err != nil {
+		return nil, fmt.Errorf("a reconcile would apply and prune nothing: %w", err)
+	}
+	b, err := gitsync.BuildRevision(ctx, tree, obj, copts, pb)
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", tree.Revision, err)
 	}
 	if !b.Complete() {
 		return nil, fmt.Errorf("revision %s did not build, so a reconcile would apply and prune nothing: %s", b.Revision, b.ProblemMessage())
+	}
+	if err := gitsync.RefuseEncrypted(b.Objects()); err != nil {
+		return nil, fmt.Errorf("a reconcile would apply and prune nothing: %w", err)
 	}
 	previous, err := inventory.FromStatus(obj.Status.Inventory)
 	if err != nil {

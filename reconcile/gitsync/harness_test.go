@@ -266,6 +266,7 @@ func object(t testing.TB, env *testenv.Env, gvk schema.GroupVersionKind, ns, nam
 
 var (
 	configMapGVK     = corev1.SchemeGroupVersion.WithKind("ConfigMap")
+	secretGVK        = corev1.SchemeGroupVersion.WithKind("Secret")
 	operatorGroupGVK = schema.GroupVersionKind{Group: "operators.coreos.com", Version: "v1", Kind: "OperatorGroup"}
 	catalogSourceGVK = schema.GroupVersionKind{Group: "operators.coreos.com", Version: "v1alpha1", Kind: "CatalogSource"}
 )

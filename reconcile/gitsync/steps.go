@@ -34,7 +34,11 @@ func (r *Reconciler) build(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pa
 	if err != nil {
 		return err
 	}
-	b, err := BuildRevision(ctx, p.tree, obj, r.Options.Check, pb)
+	opts := r.Options.Check
+	if opts.Render.Decryption, err = r.decryption(ctx, obj); err != nil {
+		return err
+	}
+	b, err := BuildRevision(ctx, p.tree, obj, opts, pb)
 	if err != nil {
 		return err
 	}
@@ -80,6 +84,27 @@ func (r *Reconciler) postBuild(ctx context.Context, obj *olmsyncv1alpha1.Sync) (
 	return pb, err
 }
 
+// decryption reads the age identities of spec.decryption's Secret, as the Sync's service
+// account when it names one. A Secret that cannot be read fails the build as Flux's does
+// (BuildFailed): nothing is applied or pruned.
+func (r *Reconciler) decryption(ctx context.Context, obj *olmsyncv1alpha1.Sync) (*render.Decryption, error) {
+	if obj.Spec.Decryption == nil {
+		return nil, nil
+	}
+	reader, err := VariablesReader(ctx, r.Config, r.Client, r.APIReader, obj)
+	if err != nil {
+		return nil, r.clientError(obj, err)
+	}
+	dec, err := DecryptionFor(ctx, reader, obj)
+	var derr *DecryptionError
+	if errors.As(err, &derr) {
+		conditions.MarkTrue(obj, olmsyncv1alpha1.BuildFailedCondition, olmsyncv1alpha1.BuildFailedReason,
+			"%s; nothing was applied or pruned", derr)
+		return nil, waiting("build: %s", derr)
+	}
+	return dec, err
+}
+
 // unbuiltApps is status.apps after a build that failed: apps that did not render are
 // Unknown with their error; the others keep what the last reconcile said of them, or are
 // Unknown when it said nothing.
@@ -118,6 +143,11 @@ func (r *Reconciler) apply(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pa
 		return nil
 	}
 	objs := p.build.Objects()
+	if err := RefuseEncrypted(objs); err != nil {
+		// Applied as it is, the Secret would hold ciphertext: nothing is applied (Flux).
+		conditions.MarkTrue(obj, olmsyncv1alpha1.ApplyFailedCondition, olmsyncv1alpha1.ApplyFailedReason, "%s", err)
+		return waiting("apply: %s", err)
+	}
 	newRevision := p.tree.Revision != obj.Status.LastAppliedRevision
 	if err := r.recordPending(ctx, obj, p, objs, newRevision); err != nil {
 		return err

@@ -59,7 +59,9 @@ const (
 	// FetchFailedReason: any other fetch failure.
 	FetchFailedReason = "FetchFailed"
 
-	// BuildFailedReason: rendering failed (kustomize, malformed YAML, olmsync.yaml).
+	// BuildFailedReason: rendering failed (kustomize, malformed YAML, olmsync.yaml), or
+	// the Secret of spec.decryption could not be read or holds a malformed identity
+	// (Flux's reason for both).
 	BuildFailedReason = meta.BuildFailedReason
 	// PluginSkippedReason: an app rendered without a generator whose kustomize plugin
 	// (exec or container) is off, so what the generator makes is missing; the build is

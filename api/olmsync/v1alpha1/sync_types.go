@@ -142,7 +142,28 @@ type SyncSpec struct {
 	// kustomize.toolkit.fluxcd.io/substitute: disabled is left alone.
 	// +optional
 	PostBuild *PostBuild `json:"postBuild,omitempty"`
+
+	// Decryption decrypts SOPS-encrypted Secrets and secretGenerator sources of the
+	// Sync's apps with the age identities of a Secret, as a Flux Kustomization's
+	// decryption does. Decrypted values go to the API server only: never into status,
+	// events, logs or diffs. Without it, a SOPS-encrypted Secret is refused.
+	// +optional
+	Decryption *Decryption `json:"decryption,omitempty"`
 }
+
+// Decryption names how and with which keys a Sync decrypts.
+type Decryption struct {
+	// Provider is sops (the only one, as in Flux).
+	// +kubebuilder:validation:Enum=sops
+	Provider string `json:"provider"`
+	// SecretRef names a Secret in the Sync's namespace: each key whose name ends in
+	// .agekey holds age identities, one per line (Flux's keys). Flux's other keys (.asc,
+	// sops.vault-token, cloud credentials) are not read: olmsync decrypts with age only.
+	SecretRef LocalObjectReference `json:"secretRef"`
+}
+
+// DecryptionProviderSOPS is the provider of spec.decryption.
+const DecryptionProviderSOPS = "sops"
 
 // KubeConfigReference names the Secret holding a kubeconfig.
 type KubeConfigReference struct {

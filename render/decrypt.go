@@ -1,0 +1,470 @@
+package render
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"filippo.io/age"
+	"github.com/getsops/sops/v3"
+	"github.com/getsops/sops/v3/aes"
+	sopsage "github.com/getsops/sops/v3/age"
+	"github.com/getsops/sops/v3/cmd/sops/formats"
+	"github.com/getsops/sops/v3/config"
+	"github.com/getsops/sops/v3/keyservice"
+	sopsdotenv "github.com/getsops/sops/v3/stores/dotenv"
+	sopsini "github.com/getsops/sops/v3/stores/ini"
+	sopsjson "github.com/getsops/sops/v3/stores/json"
+	sopsyaml "github.com/getsops/sops/v3/stores/yaml"
+	"google.golang.org/grpc"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// The names Flux gives the parts of SOPS decryption, so that a repository written for a
+// Flux Kustomization decrypts the same way under a Sync.
+const (
+	// AgeKeyExtension ends the name of each key of the decryption Secret that holds age
+	// identities (Flux's DecryptionAgeExt); the Secret's other keys are ignored.
+	AgeKeyExtension = ".agekey"
+	// DecryptAnnotation, set to DecryptDisabled on an object, leaves it encrypted: it
+	// is applied as written (Flux's kustomize.toolkit.fluxcd.io/decrypt).
+	DecryptAnnotation = "kustomize.toolkit.fluxcd.io/decrypt"
+	DecryptDisabled   = "disabled"
+	// maxEncryptedFileSize bounds a generator source olmsync decrypts (Flux's bound).
+	maxEncryptedFileSize = 5 << 20
+)
+
+// ErrDecryption marks every failure to decrypt; the messages never hold a key or a
+// decrypted value.
+var ErrDecryption = errors.New("decryption failed")
+
+// Decryption decrypts SOPS-encrypted objects and secretGenerator sources with age
+// identities, as a Flux Kustomization's spec.decryption with provider sops does: after
+// kustomize's build, every object with SOPS metadata (a sops field holding a mac), and
+// every value of a Secret's data that is a SOPS document; before it, every file a
+// secretGenerator (files, envs) or a patch (path) reads that carries SOPS's marker for
+// its format. Only age keys are used: a file whose data key is encrypted for PGP, a KMS
+// or Vault only cannot be decrypted. A nil *Decryption decrypts nothing: encrypted
+// objects stay as written (`olmsync check` reads them so, as opaque Secrets).
+type Decryption struct {
+	identities sopsage.ParsedIdentities
+}
+
+// NewDecryption reads the age identities of a decryption Secret's data: every key whose
+// name ends in AgeKeyExtension holds one identity per line (empty lines and lines
+// starting with # are skipped). Only native X25519 and post-quantum hybrid identities
+// are read: an age plugin identity would run a program, and is refused. Errors name the
+// key, the line and source (the Secret, for the message), never what the line holds.
+func NewDecryption(source string, data map[string][]byte) (*Decryption, error) {
+	from := ""
+	if source != "" {
+		from = " from " + source
+	}
+	d := &Decryption{}
+	for _, name := range sortedKeys(data) {
+		if path.Ext(name) != AgeKeyExtension {
+			continue
+		}
+		ids, err := parseAgeIdentities(data[name])
+		if err != nil {
+			return nil, fmt.Errorf("failed to import '%s' data%s: %w", name, from, err)
+		}
+		d.identities = append(d.identities, ids...)
+	}
+	return d, nil
+}
+
+func parseAgeIdentities(b []byte) ([]age.Identity, error) {
+	var out []age.Identity
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		var (
+			id  age.Identity
+			err error
+		)
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+			continue
+		case strings.HasPrefix(line, "AGE-PLUGIN-"):
+			return nil, fmt.Errorf("line %d is an age plugin identity, which would run a program: olmsync reads native age identities only", n)
+		case strings.HasPrefix(line, "AGE-SECRET-KEY-PQ-1"):
+			id, err = age.ParseHybridIdentity(line)
+		default:
+			id, err = age.ParseX25519Identity(line)
+		}
+		if err != nil {
+			// age's message may quote part of the key: it is left out.
+			return nil, fmt.Errorf("line %d is not an age identity (AGE-SECRET-KEY-1…)", n)
+		}
+		out = append(out, id)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Identities is how many age identities the Decryption holds.
+func (d *Decryption) Identities() int {
+	if d == nil {
+		return 0
+	}
+	return len(d.identities)
+}
+
+// IsEncryptedSecret reports whether u is a Secret that still carries SOPS metadata and
+// does not opt out of decryption: applied as it is, it would put ciphertext into the
+// cluster, so it is refused (Flux's check before its apply).
+func IsEncryptedSecret(u *unstructured.Unstructured) bool {
+	if u.GetKind() != "Secret" || u.GetAPIVersion() != "v1" || decryptionDisabled(u.GetAnnotations()) {
+		return false
+	}
+	_, found := u.Object["sops"]
+	return found
+}
+
+// EncryptedSecretMessage is Flux's refusal of an encrypted Secret, for an object named
+// as Flux names it (Kind/namespace/name).
+func EncryptedSecretMessage(u *unstructured.Unstructured) string {
+	id := u.GetKind() + "/" + u.GetName()
+	if ns := u.GetNamespace(); ns != "" {
+		id = u.GetKind() + "/" + ns + "/" + u.GetName()
+	}
+	return fmt.Sprintf("%s is SOPS encrypted, configuring decryption is required for this secret to be reconciled", id)
+}
+
+func decryptionDisabled(ann map[string]string) bool {
+	return strings.EqualFold(ann[DecryptAnnotation], DecryptDisabled)
+}
+
+// sopsMarkers are the bytes that say a file of each format is SOPS-encrypted (Flux's
+// markers): a file without its format's marker is read as it is.
+var sopsMarkers = map[formats.Format][]byte{
+	formats.Binary: []byte(`"mac": "ENC[`),
+	formats.Dotenv: []byte("sops_mac=ENC["),
+	formats.Ini:    []byte("[sops]"),
+	formats.Json:   []byte(`"mac": "ENC[`),
+	formats.Yaml:   []byte("mac: ENC["),
+}
+
+var formatNames = map[formats.Format]string{
+	formats.Binary: "binary", formats.Dotenv: "dotenv", formats.Ini: "INI", formats.Json: "JSON", formats.Yaml: "YAML",
+}
+
+// formatForPath is the SOPS format of a file by its name, as sops and Flux decide it;
+// .dockerconfigjson is JSON.
+func formatForPath(p string) formats.Format {
+	if strings.HasSuffix(p, ".dockerconfigjson") {
+		return formats.Json
+	}
+	return formats.FormatForPath(p)
+}
+
+// formatFromMarker is the format a Secret value's SOPS marker says, if any.
+func formatFromMarker(b []byte) (formats.Format, bool) {
+	// Binary and JSON share a marker: JSON is what it decodes as.
+	for _, f := range []formats.Format{formats.Yaml, formats.Json, formats.Dotenv, formats.Ini} {
+		if bytes.Contains(b, sopsMarkers[f]) {
+			return f, true
+		}
+	}
+	return 0, false
+}
+
+type sopsStore interface {
+	LoadEncryptedFile(in []byte) (sops.Tree, error)
+	EmitPlainFile(in sops.TreeBranches) ([]byte, error)
+}
+
+func storeFor(f formats.Format) sopsStore {
+	switch f {
+	case formats.Yaml:
+		return sopsyaml.NewStore(&config.YAMLStoreConfig{})
+	case formats.Json:
+		return sopsjson.NewStore(&config.JSONStoreConfig{})
+	case formats.Dotenv:
+		return sopsdotenv.NewStore(&config.DotenvStoreConfig{})
+	case formats.Ini:
+		return sopsini.NewStore(&config.INIStoreConfig{})
+	default:
+		return sopsjson.NewBinaryStore(&config.JSONBinaryStoreConfig{})
+	}
+}
+
+// decrypt turns a SOPS document of format in into plaintext of format out, as Flux's
+// SopsDecryptWithFormat does (without the MAC check, which the objects kustomize has
+// transformed would fail).
+func (d *Decryption) decrypt(data []byte, in, out formats.Format) (plain []byte, err error) {
+	defer func() {
+		// Crafted input can make sops panic (Flux recovers from it too).
+		if r := recover(); r != nil {
+			plain, err = nil, fmt.Errorf("failed to emit encrypted %s file as decrypted %s", formatNames[in], formatNames[out])
+		}
+	}()
+	tree, err := storeFor(in).LoadEncryptedFile(data)
+	if err != nil {
+		return nil, fmt.Errorf("failed to load encrypted %s data: %w", formatNames[in], userError(err))
+	}
+	key, err := tree.Metadata.GetDataKeyWithKeyServices([]keyservice.KeyServiceClient{ageKeyService{d.identities}}, sops.DefaultDecryptionOrder)
+	if err != nil {
+		return nil, fmt.Errorf("cannot get sops data key: %s", d.noKeyReason(&tree.Metadata))
+	}
+	if _, err := tree.Decrypt(key, aes.NewCipher()); err != nil {
+		return nil, fmt.Errorf("error decrypting sops tree: %w", redact(err))
+	}
+	plain, err = storeFor(out).EmitPlainFile(tree.Branches)
+	if err != nil {
+		return nil, fmt.Errorf("failed to emit encrypted %s file as decrypted %s: %w", formatNames[in], formatNames[out], redact(err))
+	}
+	return plain, nil
+}
+
+// noKeyReason says why no data key could be had, with the file's age recipients (public
+// keys), so that the user sees which identity is missing.
+func (d *Decryption) noKeyReason(m *sops.Metadata) string {
+	var recipients []string
+	for _, g := range m.KeyGroups {
+		for _, k := range g {
+			if ak, ok := k.(*sopsage.MasterKey); ok {
+				recipients = append(recipients, ak.Recipient)
+			}
+		}
+	}
+	switch {
+	case len(recipients) == 0:
+		return "the file's data key is encrypted for no age recipient, and olmsync decrypts with age identities only"
+	case len(d.identities) == 0:
+		return fmt.Sprintf("the decryption Secret holds no age identity (a key ending in %s); the file's age recipients: %s", AgeKeyExtension, strings.Join(recipients, ", "))
+	}
+	return fmt.Sprintf("none of the %d age identities of the decryption Secret is a recipient of the file; its age recipients: %s", len(d.identities), strings.Join(recipients, ", "))
+}
+
+// userError keeps the first line of a sops user error (the rest is advice for its CLI).
+func userError(err error) error {
+	var ue sops.UserError
+	if errors.As(err, &ue) {
+		msg, _, _ := strings.Cut(ue.UserError(), "\n")
+		return errors.New(msg)
+	}
+	return redact(err)
+}
+
+// redact removes the value sops quotes when a value is not in its format (Flux's
+// safeDecrypt): it may be plaintext.
+func redact(err error) error {
+	const prefix, suffix = "Input string ", " does not match sops' data format"
+	msg := err.Error()
+	i, j := strings.Index(msg, prefix), strings.Index(msg, suffix)
+	if i < 0 || j < i {
+		return err
+	}
+	return errors.New(msg[:i] + prefix + "<redacted>" + msg[j:])
+}
+
+// ageKeyService is the key service sops asks for each data key: it decrypts with the
+// Decryption's age identities and nothing else. sops's own local service would also read
+// identities from the environment and the user's files (and run SOPS_AGE_SSH_PRIVATE_KEY_CMD),
+// and reach KMS and Vault: none of that is the Sync's.
+type ageKeyService struct {
+	identities sopsage.ParsedIdentities
+}
+
+func (s ageKeyService) Encrypt(context.Context, *keyservice.EncryptRequest, ...grpc.CallOption) (*keyservice.EncryptResponse, error) {
+	return nil, errors.New("olmsync does not encrypt")
+}
+
+func (s ageKeyService) Decrypt(_ context.Context, req *keyservice.DecryptRequest, _ ...grpc.CallOption) (*keyservice.DecryptResponse, error) {
+	k, ok := req.GetKey().GetKeyType().(*keyservice.Key_AgeKey)
+	if !ok {
+		return nil, errors.New("olmsync decrypts with age identities only")
+	}
+	if len(s.identities) == 0 {
+		// With none, sops's age key would look for identities of its own.
+		return nil, errors.New("no age identity")
+	}
+	mk := &sopsage.MasterKey{Recipient: k.AgeKey.GetRecipient(), EncryptedKey: string(req.GetCiphertext())}
+	s.identities.ApplyToMasterKey(mk)
+	plain, err := mk.Decrypt()
+	if err != nil {
+		return nil, err
+	}
+	return &keyservice.DecryptResponse{Plaintext: plain}, nil
+}
+
+// decryptObjects decrypts, in place, the objects of one app's build (see Decryption).
+func (d *Decryption) decryptObjects(app string, objs []*Object) error {
+	if d == nil {
+		return nil
+	}
+	for _, o := range objs {
+		if err := d.decryptObject(o); err != nil {
+			return &BuildError{App: app, File: o.Source.File, Line: o.Source.Line, Err: fmt.Errorf("%w: %s: %w", ErrDecryption, objectName(o), err)}
+		}
+	}
+	return nil
+}
+
+func objectName(o *Object) string {
+	return fmt.Sprintf("%s %s", o.Manifest.GetKind(), namespacedName(o.Manifest))
+}
+
+func namespacedName(u *unstructured.Unstructured) string {
+	if ns := u.GetNamespace(); ns != "" {
+		return ns + "/" + u.GetName()
+	}
+	return u.GetName()
+}
+
+func (d *Decryption) decryptObject(o *Object) error {
+	u := o.Manifest
+	if decryptionDisabled(u.GetAnnotations()) {
+		return nil
+	}
+	if meta, ok := u.Object["sops"].(map[string]any); ok && meta["mac"] != nil && meta["mac"] != "" {
+		in, err := json.Marshal(u.Object)
+		if err != nil {
+			return err
+		}
+		out, err := d.decrypt(in, formats.Json, formats.Json)
+		if err != nil {
+			return fmt.Errorf("failed to decrypt and format '%s' %s data: %w", namespacedName(u), u.GetKind(), err)
+		}
+		m := map[string]any{}
+		dec := json.NewDecoder(bytes.NewReader(out))
+		dec.UseNumber()
+		if err := dec.Decode(&m); err != nil {
+			return fmt.Errorf("failed to unmarshal decrypted '%s' %s: the result is not an object", namespacedName(u), u.GetKind())
+		}
+		o.Manifest = &unstructured.Unstructured{Object: jsonNumbers(m).(map[string]any)}
+		return nil
+	}
+	if u.GetKind() != "Secret" {
+		return nil
+	}
+	// A value of a Secret's data may be a whole SOPS document (a file a secretGenerator
+	// took as it is): each is decrypted into the format its key's name says.
+	data, _ := u.Object["data"].(map[string]any)
+	for _, key := range sortedKeys(data) {
+		s, ok := data[key].(string)
+		if !ok {
+			continue
+		}
+		raw, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			continue // the API server will say what is wrong with it
+		}
+		in, ok := formatFromMarker(raw)
+		if !ok {
+			continue
+		}
+		out, err := d.decrypt(raw, in, formatForPath(key))
+		if err != nil {
+			return fmt.Errorf("failed to decrypt and format '%s' Secret field '%s': %w", namespacedName(u), key, err)
+		}
+		data[key] = base64.StdEncoding.EncodeToString(out)
+	}
+	return nil
+}
+
+// jsonNumbers turns json.Numbers into int64 where they are integers, float64 otherwise,
+// as the objects render makes hold them.
+func jsonNumbers(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = jsonNumbers(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = jsonNumbers(e)
+		}
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return i
+		}
+		f, _ := t.Float64()
+		return f
+	}
+	return v
+}
+
+// decryptSource decrypts one file a secretGenerator or a patch reads, when it carries
+// SOPS's marker for the format its name says (envs default to dotenv); it returns nil
+// for a file that is not encrypted.
+func (d *Decryption) decryptSource(data []byte, name string, env bool) ([]byte, error) {
+	f := formatForPath(name)
+	if env && f == formats.Binary {
+		f = formats.Dotenv
+	}
+	if !bytes.Contains(data, sopsMarkers[f]) {
+		return nil, nil
+	}
+	if len(data) > maxEncryptedFileSize {
+		return nil, fmt.Errorf("cannot decrypt file with size (%d bytes) exceeding limit (%d)", len(data), maxEncryptedFileSize)
+	}
+	return d.decrypt(data, f, f)
+}
+
+// decryptSources decrypts, for kustomize, the files k's secretGenerators (files, envs) and
+// patches (path) read, when they are SOPS-encrypted: the plaintext replaces them in the
+// overlay filesystem only, never on disk. Which files, and their formats, are Flux's
+// (DecryptSources): a generator file's format is its key's, an env file's its name's
+// (dotenv when the name says none).
+func (pl *planner) decryptSources(k *kustomization) error {
+	d := pl.opts.Decryption
+	if d == nil {
+		return nil
+	}
+	visit := func(field string, i int, ref, formatName string, env bool) error {
+		p, ok := join(k.Dir, ref)
+		if ref == "" || !ok || !pl.r.isFile(p) {
+			return nil // missing or out of the repository: the planner says so elsewhere
+		}
+		if _, done := pl.p.overrides[p]; done {
+			return nil
+		}
+		data, err := pl.r.readFile(p)
+		if err != nil {
+			return err
+		}
+		plain, err := d.decryptSource(data, formatName, env)
+		if err != nil {
+			return &locatedError{file: p, line: 1, err: fmt.Errorf("%w: %s (read by %s of %s:%d): %w",
+				ErrDecryption, p, field, k.File, seqItemLine(k.Node, field, i), err)}
+		}
+		if plain != nil {
+			pl.p.overrides[p] = plain
+		}
+		return nil
+	}
+	for i, g := range k.K.SecretGenerator {
+		for _, f := range g.FileSources {
+			key, file, found := strings.Cut(f, "=")
+			if !found {
+				file = f
+			}
+			if err := visit("secretGenerator", i, file, key, false); err != nil {
+				return err
+			}
+		}
+		for _, f := range append(slices.Clone(g.EnvSources), g.EnvSource) {
+			if err := visit("secretGenerator", i, f, f, true); err != nil {
+				return err
+			}
+		}
+	}
+	for i, p := range k.K.Patches {
+		if err := visit("patches", i, p.Path, p.Path, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
