@@ -154,9 +154,9 @@ helm-lint: $(HELM) ## helm lint of charts/olmsync, with the defaults and with ev
 	$(HELM) lint --strict charts/olmsync --set replicaCount=2,metrics.serviceMonitor.enabled=true,webhook.ingress.enabled=true,webhook.ingress.hosts[0]=hooks.example.com
 
 .PHONY: bench
-bench: envtest $(KUSTOMIZE) $(CONFTEST) ## Run the benchmarks (BenchmarkCheck also runs the kustomize CLI and conftest); figures go into the closing notes of the issues.
+bench: envtest $(KUSTOMIZE) $(CONFTEST) ## Run the benchmarks (BenchmarkCheck also runs the kustomize CLI and conftest) and print issue 18's ratios next to their goals; figures go into the closing notes of the issues.
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) OLMSYNC_KUSTOMIZE=$(KUSTOMIZE) OLMSYNC_CONFTEST=$(CONFTEST) \
-		go test -run '^$$' -bench . -benchmem ./...
+		go test -run '^$$' -bench . -benchmem ./... | hack/benchgoals.sh
 
 ##@ Test control plane
 

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# benchgoals.sh reads `go test -bench` output (stdin) and prints each of issue 18's ratios
+# next to its goal, with "met" or "NOT met". The ratios are measured by the benchmarks in one
+# run (check/bench_test.go); this only reads them. Exit status 0 either way: a benchmark is
+# a measurement, not a test.
+set -euo pipefail
+
+awk '
+function goal(bench, metric, limit, what,    v) {
+	v = val[bench SUBSEP metric]
+	if (v == "") { printf "  %-52s %10s   goal <= %-5s %s\n", what, "not run", limit, ""; return }
+	printf "  %-52s %10.3f   goal <= %-5s %s\n", what, v, limit, (v + 0 <= limit + 0 ? "met" : "NOT met")
+}
+/^Benchmark/ {
+	name = $1; sub(/-[0-9]+$/, "", name)
+	for (i = 3; i < NF; i++) if ($(i+1) ~ /^[a-zA-Z][-a-zA-Z\/]*$/ && $i ~ /^[0-9.e+-]+$/) val[name SUBSEP $(i+1)] = $i
+	print
+	next
+}
+{ print }
+END {
+	print ""
+	print "Issue 18 goals (ratios measured in the same benchmark run):"
+	goal("BenchmarkCheck/floor", "x-floor-time", "1.25", "check time / krusty-alone render floor")
+	goal("BenchmarkCheck/floor", "x-floor-memory", "1.3", "check peak memory / render floor peak memory")
+	goal("BenchmarkCheck/pr-one-app-changed", "x-plain-check", "1.2", "PR check (one app of 300 changed) / plain check")
+}'
