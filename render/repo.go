@@ -52,9 +52,9 @@ func newRepo(fsys filesys.FileSystem, root string) (*repo, error) {
 		return nil, fmt.Errorf("repository root %q is a file, not a folder", root)
 	}
 	return &repo{
-		fsys:  fsys,
-		root:  dir.String(),
-		kusts: map[string]*onceEntry[*kustomization]{},
+		fsys:   fsys,
+		root:   dir.String(),
+		kusts:  map[string]*onceEntry[*kustomization]{},
 		files:  map[string]*onceEntry[*manifestFile]{},
 		marked: map[string]*onceEntry[[]byte]{},
 		raw:    map[string][]byte{},

@@ -45,7 +45,7 @@ func TestSourceMarkersInsteadOfOriginAnnotations(t *testing.T) {
 				t.Errorf("origin annotations turned on: %v, want %v:\n%s", got, tt.needsOrigin, root)
 			}
 			for _, f := range tt.marked {
-				if !regexp.MustCompile(regexp.QuoteMeta(sourceMarker+": ")+`'?`+regexp.QuoteMeta(f)+`:\d+`).Match(p.overrides[f]) {
+				if !regexp.MustCompile(regexp.QuoteMeta(sourceMarker+": ") + `'?` + regexp.QuoteMeta(f) + `:\d+`).Match(p.overrides[f]) {
 					t.Errorf("%s is not handed to kustomize marked:\n%s", f, p.overrides[f])
 				}
 			}
