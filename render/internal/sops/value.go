@@ -177,12 +177,12 @@ func (w *walker) leaf(in any, path []string, comments [][]string) (any, error) {
 		if err != nil {
 			return c, nil
 		}
+		// sops's decrypted comment is no longer inline: it is written above its value.
 		if dc, ok := v.(comment); ok {
-			dc.inline = c.inline
 			return dc, nil
 		}
 		if s, ok := v.(string); ok {
-			return comment{value: s, inline: c.inline}, nil
+			return comment{value: s}, nil
 		}
 		return c, nil
 	}
