@@ -3,7 +3,6 @@ package render
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -13,18 +12,9 @@ import (
 	"strings"
 
 	"filippo.io/age"
-	"github.com/getsops/sops/v3"
-	"github.com/getsops/sops/v3/aes"
-	sopsage "github.com/getsops/sops/v3/age"
-	"github.com/getsops/sops/v3/cmd/sops/formats"
-	"github.com/getsops/sops/v3/config"
-	"github.com/getsops/sops/v3/keyservice"
-	sopsdotenv "github.com/getsops/sops/v3/stores/dotenv"
-	sopsini "github.com/getsops/sops/v3/stores/ini"
-	sopsjson "github.com/getsops/sops/v3/stores/json"
-	sopsyaml "github.com/getsops/sops/v3/stores/yaml"
-	"google.golang.org/grpc"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/olmsync/olmsync/render/internal/sops"
 )
 
 // The names Flux gives the parts of SOPS decryption, so that a repository written for a
@@ -54,7 +44,7 @@ var ErrDecryption = errors.New("decryption failed")
 // or Vault only cannot be decrypted. A nil *Decryption decrypts nothing: encrypted
 // objects stay as written (`olmsync check` reads them so, as opaque Secrets).
 type Decryption struct {
-	identities sopsage.ParsedIdentities
+	identities []age.Identity
 }
 
 // NewDecryption reads the age identities of a decryption Secret's data: every key whose
@@ -147,31 +137,27 @@ func decryptionDisabled(ann map[string]string) bool {
 
 // sopsMarkers are the bytes that say a file of each format is SOPS-encrypted (Flux's
 // markers): a file without its format's marker is read as it is.
-var sopsMarkers = map[formats.Format][]byte{
-	formats.Binary: []byte(`"mac": "ENC[`),
-	formats.Dotenv: []byte("sops_mac=ENC["),
-	formats.Ini:    []byte("[sops]"),
-	formats.Json:   []byte(`"mac": "ENC[`),
-	formats.Yaml:   []byte("mac: ENC["),
-}
-
-var formatNames = map[formats.Format]string{
-	formats.Binary: "binary", formats.Dotenv: "dotenv", formats.Ini: "INI", formats.Json: "JSON", formats.Yaml: "YAML",
+var sopsMarkers = map[sops.Format][]byte{
+	sops.Binary: []byte(`"mac": "ENC[`),
+	sops.Dotenv: []byte("sops_mac=ENC["),
+	sops.INI:    []byte("[sops]"),
+	sops.JSON:   []byte(`"mac": "ENC[`),
+	sops.YAML:   []byte("mac: ENC["),
 }
 
 // formatForPath is the SOPS format of a file by its name, as sops and Flux decide it;
 // .dockerconfigjson is JSON.
-func formatForPath(p string) formats.Format {
+func formatForPath(p string) sops.Format {
 	if strings.HasSuffix(p, ".dockerconfigjson") {
-		return formats.Json
+		return sops.JSON
 	}
-	return formats.FormatForPath(p)
+	return sops.FormatForPath(p)
 }
 
 // formatFromMarker is the format a Secret value's SOPS marker says, if any.
-func formatFromMarker(b []byte) (formats.Format, bool) {
+func formatFromMarker(b []byte) (sops.Format, bool) {
 	// Binary and JSON share a marker: JSON is what it decodes as.
-	for _, f := range []formats.Format{formats.Yaml, formats.Json, formats.Dotenv, formats.Ini} {
+	for _, f := range []sops.Format{sops.YAML, sops.JSON, sops.Dotenv, sops.INI} {
 		if bytes.Contains(b, sopsMarkers[f]) {
 			return f, true
 		}
@@ -179,86 +165,50 @@ func formatFromMarker(b []byte) (formats.Format, bool) {
 	return 0, false
 }
 
-type sopsStore interface {
-	LoadEncryptedFile(in []byte) (sops.Tree, error)
-	EmitPlainFile(in sops.TreeBranches) ([]byte, error)
-}
-
-func storeFor(f formats.Format) sopsStore {
-	switch f {
-	case formats.Yaml:
-		return sopsyaml.NewStore(&config.YAMLStoreConfig{})
-	case formats.Json:
-		return sopsjson.NewStore(&config.JSONStoreConfig{})
-	case formats.Dotenv:
-		return sopsdotenv.NewStore(&config.DotenvStoreConfig{})
-	case formats.Ini:
-		return sopsini.NewStore(&config.INIStoreConfig{})
-	default:
-		return sopsjson.NewBinaryStore(&config.JSONBinaryStoreConfig{})
-	}
-}
-
 // decrypt turns a SOPS document of format in into plaintext of format out, as Flux's
-// SopsDecryptWithFormat does (without the MAC check, which the objects kustomize has
-// transformed would fail).
-func (d *Decryption) decrypt(data []byte, in, out formats.Format) (plain []byte, err error) {
-	defer func() {
-		// Crafted input can make sops panic (Flux recovers from it too).
-		if r := recover(); r != nil {
-			plain, err = nil, fmt.Errorf("failed to emit encrypted %s file as decrypted %s", formatNames[in], formatNames[out])
-		}
-	}()
-	tree, err := storeFor(in).LoadEncryptedFile(data)
-	if err != nil {
-		return nil, fmt.Errorf("failed to load encrypted %s data: %w", formatNames[in], userError(err))
-	}
-	key, err := tree.Metadata.GetDataKeyWithKeyServices([]keyservice.KeyServiceClient{ageKeyService{d.identities}}, sops.DefaultDecryptionOrder)
-	if err != nil {
-		return nil, fmt.Errorf("cannot get sops data key: %s", d.noKeyReason(&tree.Metadata))
-	}
-	if _, err := tree.Decrypt(key, aes.NewCipher()); err != nil {
+// SopsDecryptWithFormat does, with Flux's messages. As in Flux, whose decryptor verifies
+// the MAC only when told to (checkSopsMac, which kustomize-controller never sets), the
+// MAC is not verified: kustomize changes the objects it builds, and a generator source
+// is decrypted as Flux decrypts it. Each value is still authenticated by AES-GCM with its
+// path as additional data, so a value changed or moved fails to decrypt.
+func (d *Decryption) decrypt(data []byte, in, out sops.Format) ([]byte, error) {
+	plain, err := sops.Decrypt(data, in, out, d.identities)
+	var (
+		le *sops.LoadError
+		ke *sops.NoKeyError
+		te *sops.TreeError
+	)
+	switch {
+	case err == nil:
+		return plain, nil
+	case errors.As(err, &le):
+		msg, _, _ := strings.Cut(le.Error(), "\n")
+		return nil, fmt.Errorf("failed to load encrypted %s data: %s", in, msg)
+	case errors.As(err, &ke):
+		return nil, fmt.Errorf("cannot get sops data key: %s", d.noKeyReason(ke))
+	case errors.As(err, &te):
 		return nil, fmt.Errorf("error decrypting sops tree: %w", redact(err))
 	}
-	plain, err = storeFor(out).EmitPlainFile(tree.Branches)
-	if err != nil {
-		return nil, fmt.Errorf("failed to emit encrypted %s file as decrypted %s: %w", formatNames[in], formatNames[out], redact(err))
-	}
-	return plain, nil
+	return nil, fmt.Errorf("failed to emit encrypted %s file as decrypted %s: %w", in, out, err)
 }
 
 // noKeyReason says why no data key could be had, with the file's age recipients (public
 // keys), so that the user sees which identity is missing.
-func (d *Decryption) noKeyReason(m *sops.Metadata) string {
-	var recipients []string
-	for _, g := range m.KeyGroups {
-		for _, k := range g {
-			if ak, ok := k.(*sopsage.MasterKey); ok {
-				recipients = append(recipients, ak.Recipient)
-			}
-		}
-	}
+func (d *Decryption) noKeyReason(e *sops.NoKeyError) string {
+	recipients := strings.Join(e.Recipients, ", ")
 	switch {
-	case len(recipients) == 0:
+	case e.Groups > 1:
+		return fmt.Sprintf("the file's data key is split across %d key groups (Shamir), which olmsync does not combine; its age recipients: %s", e.Groups, recipients)
+	case len(e.Recipients) == 0:
 		return "the file's data key is encrypted for no age recipient, and olmsync decrypts with age identities only"
 	case len(d.identities) == 0:
-		return fmt.Sprintf("the decryption Secret holds no age identity (a key ending in %s); the file's age recipients: %s", AgeKeyExtension, strings.Join(recipients, ", "))
+		return fmt.Sprintf("the decryption Secret holds no age identity (a key ending in %s); the file's age recipients: %s", AgeKeyExtension, recipients)
 	}
-	return fmt.Sprintf("none of the %d age identities of the decryption Secret is a recipient of the file; its age recipients: %s", len(d.identities), strings.Join(recipients, ", "))
+	return fmt.Sprintf("none of the %d age identities of the decryption Secret is a recipient of the file; its age recipients: %s", len(d.identities), recipients)
 }
 
-// userError keeps the first line of a sops user error (the rest is advice for its CLI).
-func userError(err error) error {
-	var ue sops.UserError
-	if errors.As(err, &ue) {
-		msg, _, _ := strings.Cut(ue.UserError(), "\n")
-		return errors.New(msg)
-	}
-	return redact(err)
-}
-
-// redact removes the value sops quotes when a value is not in its format (Flux's
-// safeDecrypt): it may be plaintext.
+// redact removes a value quoted where sops's messages quote it (Flux's safeDecrypt): it
+// may be plaintext. The sops package never quotes one; this holds if it ever does.
 func redact(err error) error {
 	const prefix, suffix = "Input string ", " does not match sops' data format"
 	msg := err.Error()
@@ -267,36 +217,6 @@ func redact(err error) error {
 		return err
 	}
 	return errors.New(msg[:i] + prefix + "<redacted>" + msg[j:])
-}
-
-// ageKeyService is the key service sops asks for each data key: it decrypts with the
-// Decryption's age identities and nothing else. sops's own local service would also read
-// identities from the environment and the user's files (and run SOPS_AGE_SSH_PRIVATE_KEY_CMD),
-// and reach KMS and Vault: none of that is the Sync's.
-type ageKeyService struct {
-	identities sopsage.ParsedIdentities
-}
-
-func (s ageKeyService) Encrypt(context.Context, *keyservice.EncryptRequest, ...grpc.CallOption) (*keyservice.EncryptResponse, error) {
-	return nil, errors.New("olmsync does not encrypt")
-}
-
-func (s ageKeyService) Decrypt(_ context.Context, req *keyservice.DecryptRequest, _ ...grpc.CallOption) (*keyservice.DecryptResponse, error) {
-	k, ok := req.GetKey().GetKeyType().(*keyservice.Key_AgeKey)
-	if !ok {
-		return nil, errors.New("olmsync decrypts with age identities only")
-	}
-	if len(s.identities) == 0 {
-		// With none, sops's age key would look for identities of its own.
-		return nil, errors.New("no age identity")
-	}
-	mk := &sopsage.MasterKey{Recipient: k.AgeKey.GetRecipient(), EncryptedKey: string(req.GetCiphertext())}
-	s.identities.ApplyToMasterKey(mk)
-	plain, err := mk.Decrypt()
-	if err != nil {
-		return nil, err
-	}
-	return &keyservice.DecryptResponse{Plaintext: plain}, nil
 }
 
 // decryptObjects decrypts, in place, the objects of one app's build (see Decryption).
@@ -333,7 +253,7 @@ func (d *Decryption) decryptObject(o *Object) error {
 		if err != nil {
 			return err
 		}
-		out, err := d.decrypt(in, formats.Json, formats.Json)
+		out, err := d.decrypt(in, sops.JSON, sops.JSON)
 		if err != nil {
 			return fmt.Errorf("failed to decrypt and format '%s' %s data: %w", namespacedName(u), u.GetKind(), err)
 		}
@@ -401,8 +321,8 @@ func jsonNumbers(v any) any {
 // for a file that is not encrypted.
 func (d *Decryption) decryptSource(data []byte, name string, env bool) ([]byte, error) {
 	f := formatForPath(name)
-	if env && f == formats.Binary {
-		f = formats.Dotenv
+	if env && f == sops.Binary {
+		f = sops.Dotenv
 	}
 	if !bytes.Contains(data, sopsMarkers[f]) {
 		return nil, nil

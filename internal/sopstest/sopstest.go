@@ -114,3 +114,33 @@ func Encrypt(t testing.TB, plain []byte, f Format, regex string, keys ...*Key) [
 	}
 	return out
 }
+
+type decryptStore interface {
+	LoadEncryptedFile(in []byte) (sops.Tree, error)
+	EmitPlainFile(in sops.TreeBranches) ([]byte, error)
+}
+
+// Decrypt is sops's own decryption of data, a document of format f encrypted for key,
+// as `sops --decrypt` emits it: what olmsync's decryption is compared with. It sets
+// SOPS_AGE_KEY for the test, which is where sops's key service finds the identity.
+func Decrypt(t *testing.T, data []byte, f Format, key *Key) []byte {
+	t.Helper()
+	t.Setenv("SOPS_AGE_KEY", key.Identity())
+	s := storeFor(f).(decryptStore)
+	tree, err := s.LoadEncryptedFile(data)
+	if err != nil {
+		t.Fatalf("sops: load encrypted %s: %v", f, err)
+	}
+	dataKey, err := tree.Metadata.GetDataKeyWithKeyServices([]keyservice.KeyServiceClient{keyservice.NewLocalClient()}, sops.DefaultDecryptionOrder)
+	if err != nil {
+		t.Fatalf("sops: data key: %v", err)
+	}
+	if _, err := tree.Decrypt(dataKey, aes.NewCipher()); err != nil {
+		t.Fatalf("sops: decrypt: %v", err)
+	}
+	out, err := s.EmitPlainFile(tree.Branches)
+	if err != nil {
+		t.Fatalf("sops: emit %s: %v", f, err)
+	}
+	return out
+}
