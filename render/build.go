@@ -103,7 +103,11 @@ func (b *builder) runKustomize(p *plan) (m resmap.ResMap, output []string, err e
 
 // kustomize runs krusty on the app's folder, through the overlay filesystem.
 func (b *builder) kustomize(p *plan) (resmap.ResMap, error) {
-	fs := newOverlayFS(b.r, p.overrides, b.opts.AllowRemoteBases)
+	overrides, err := b.withSourceMarkers(p)
+	if err != nil {
+		return nil, err
+	}
+	fs := newOverlayFS(b.r, overrides, b.opts.AllowRemoteBases)
 	k := krusty.MakeKustomizer(&krusty.Options{
 		// Unspecified sorts as the kustomize CLI does (legacy order unless the
 		// kustomization sets sortOptions) without the CLI's conflicting-flag warning.

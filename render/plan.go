@@ -724,19 +724,6 @@ func (pl *planner) writeOverrides() error {
 		}
 		pl.p.overrides[file] = []byte(s)
 	}
-	if pl.p.needsOrigin {
-		return nil
-	}
-	for _, file := range pl.p.resourceFiles {
-		if _, overridden := pl.p.overrides[file]; overridden {
-			continue
-		}
-		marked, err := pl.r.markedManifest(file)
-		if err != nil {
-			return err
-		}
-		pl.p.overrides[file] = marked
-	}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -32,6 +33,29 @@ import (
 // sourceMarker is the annotation marking an object with its document: "file:line",
 // repository-relative.
 const sourceMarker = "render.olmsync.dev/source"
+
+// withSourceMarkers is what kustomize reads in place of the repository's files for the
+// app: the plan's overrides and, unless the app needs origin annotations, its resource
+// files marked. Marking waits for the build, so an app the render cache answers costs
+// none of it; a file is marked once per render, whichever apps share it.
+func (b *builder) withSourceMarkers(p *plan) (map[string][]byte, error) {
+	if p.needsOrigin || len(p.resourceFiles) == 0 {
+		return p.overrides, nil
+	}
+	out := make(map[string][]byte, len(p.overrides)+len(p.resourceFiles))
+	maps.Copy(out, p.overrides)
+	for _, file := range p.resourceFiles {
+		if _, overridden := out[file]; overridden {
+			continue
+		}
+		marked, err := b.r.markedManifest(file)
+		if err != nil {
+			return nil, err
+		}
+		out[file] = marked
+	}
+	return out, nil
+}
 
 // markedManifest is a resource file's content with every object (each document, each item
 // of a List) annotated with sourceMarker. A file whose documents cannot be marked (not

@@ -44,9 +44,14 @@ func TestSourceMarkersInsteadOfOriginAnnotations(t *testing.T) {
 			if got := strings.Contains(root, "originAnnotations"); got != tt.needsOrigin {
 				t.Errorf("origin annotations turned on: %v, want %v:\n%s", got, tt.needsOrigin, root)
 			}
+			b := &builder{r: r, opts: &Options{}}
+			overrides, err := b.withSourceMarkers(p)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, f := range tt.marked {
-				if !regexp.MustCompile(regexp.QuoteMeta(sourceMarker+": ") + `'?` + regexp.QuoteMeta(f) + `:\d+`).Match(p.overrides[f]) {
-					t.Errorf("%s is not handed to kustomize marked:\n%s", f, p.overrides[f])
+				if !regexp.MustCompile(regexp.QuoteMeta(sourceMarker+": ") + `'?` + regexp.QuoteMeta(f) + `:\d+`).Match(overrides[f]) {
+					t.Errorf("%s is not handed to kustomize marked:\n%s", f, overrides[f])
 				}
 			}
 		})
