@@ -69,13 +69,13 @@ func load(data []byte, f Format) ([]branch, error) {
 	case INI:
 		b, err := loadINI(data)
 		if err != nil {
-			return nil, fmt.Errorf("Could not unmarshal input data: %s", err)
+			return nil, fmt.Errorf("Could not unmarshal input data: %w", err)
 		}
 		return b, nil
 	}
 	b, err := loadJSON(data)
 	if err != nil {
-		return nil, fmt.Errorf("Could not unmarshal input data: %s", err)
+		return nil, fmt.Errorf("Could not unmarshal input data: %w", err)
 	}
 	return []branch{b}, nil
 }
@@ -91,11 +91,11 @@ func emit(in []branch, f Format) ([]byte, error) {
 	case JSON:
 		out, err := encodeJSON(in[0])
 		if err != nil {
-			return nil, fmt.Errorf("Error marshaling to json: %s", err)
+			return nil, fmt.Errorf("Error marshaling to json: %w", err)
 		}
 		var b bytes.Buffer
 		if err := json.Indent(&b, out, "", ""); err != nil {
-			return nil, fmt.Errorf("Error marshaling to json: %s", err)
+			return nil, fmt.Errorf("Error marshaling to json: %w", err)
 		}
 		b.WriteByte('\n')
 		return b.Bytes(), nil
@@ -132,15 +132,15 @@ func loadYAML(data []byte) ([]branch, error) {
 	for {
 		var doc yaml.Node
 		err := d.Decode(&doc)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return out, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("Error unmarshaling input YAML: %s", err)
+			return nil, fmt.Errorf("Error unmarshaling input YAML: %w", err)
 		}
 		b, err := yamlToBranch(&doc, nil, false, &budget)
 		if err != nil {
-			return nil, fmt.Errorf("Error unmarshaling input YAML: %s", err)
+			return nil, fmt.Errorf("Error unmarshaling input YAML: %w", err)
 		}
 		out = append(out, b)
 	}
@@ -382,11 +382,11 @@ func emitYAML(in []branch) ([]byte, error) {
 		m := &yaml.Node{Kind: yaml.MappingNode}
 		branchToYAML(br, m)
 		if err := e.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{m}}); err != nil {
-			return nil, fmt.Errorf("Error marshaling to YAML: %s", err)
+			return nil, fmt.Errorf("Error marshaling to YAML: %w", err)
 		}
 	}
 	if err := e.Close(); err != nil {
-		return nil, fmt.Errorf("Error marshaling to YAML: %s", err)
+		return nil, fmt.Errorf("Error marshaling to YAML: %w", err)
 	}
 	return b.Bytes(), nil
 }
@@ -641,7 +641,7 @@ func emitINI(in []branch) ([]byte, error) {
 			}
 			s, err := f.NewSection(name)
 			if err != nil {
-				return nil, fmt.Errorf("Error marshaling to INI: Error encoding section %s: %s", name, err)
+				return nil, fmt.Errorf("Error marshaling to INI: Error encoding section %s: %w", name, err)
 			}
 			items, ok := it.value.(branch)
 			if !ok {
@@ -663,14 +663,14 @@ func emitINI(in []branch) ([]byte, error) {
 					continue
 				}
 				if last, err = s.NewKey(fmt.Sprint(kv.key), scalarString(kv.value)); err != nil {
-					return nil, fmt.Errorf("Error marshaling to INI: Error encoding key: %s", err)
+					return nil, fmt.Errorf("Error marshaling to INI: Error encoding key: %w", err)
 				}
 			}
 		}
 	}
 	var b bytes.Buffer
 	if _, err := f.WriteTo(&b); err != nil {
-		return nil, fmt.Errorf("Error marshaling to INI: %s", err)
+		return nil, fmt.Errorf("Error marshaling to INI: %w", err)
 	}
 	return b.Bytes(), nil
 }

@@ -42,7 +42,7 @@ func decryptValue(value string, key []byte, aad string) (any, error) {
 	for i, name := range []string{"data", "iv", "tag"} {
 		b, err := base64.StdEncoding.DecodeString(m[i+1])
 		if err != nil {
-			return nil, fmt.Errorf("Error base64-decoding %s: %s", name, err)
+			return nil, fmt.Errorf("Error base64-decoding %s: %w", name, err)
 		}
 		parts[i] = b
 	}
@@ -60,7 +60,7 @@ func decryptValue(value string, key []byte, aad string) (any, error) {
 	}
 	plain, err := gcm.Open(nil, iv, append(data, tag...), []byte(aad))
 	if err != nil {
-		return nil, fmt.Errorf("Could not decrypt with AES_GCM: %s", err)
+		return nil, fmt.Errorf("Could not decrypt with AES_GCM: %w", err)
 	}
 	s := string(plain)
 	var v any
