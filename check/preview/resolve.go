@@ -63,11 +63,12 @@ func (s *Stage) previewCluster(ctx context.Context, tree *sources.Tree, in *poli
 	if s.opts.Base != nil {
 		assumeBase(v, s.opts.Base.runsOf(in.Cluster))
 	}
-	results := resolveNamespaces(s.resolver(cats, marketplace), v)
+	resolver := s.resolver(cats, marketplace)
+	results := resolveNamespaces(resolver, v)
 	p := &clusterPreview{name: in.Cluster, warnings: v.warnings, runs: map[string]*run{},
 		unpack: func(image string) (*catalog.UnpackedBundle, error) { return s.unpackBundle(ctx, image) }}
-	outcomes, settled := judge(v, results)
-	p.report(v, results, contents, outcomes)
+	outcomes, settled := judge(v, results, approvedBundles(v, results))
+	p.report(v, results, contents, outcomes, settle(resolver, v, results))
 	p.reportGroups(v, settled)
 	p.recordRuns(v, results, contents)
 	if s.opts.Base != nil {
