@@ -127,7 +127,7 @@ func (w *world) apply(ns string, res *resolve.Result) bool {
 	for _, sr := range res.Subscriptions {
 		key := ns + "/" + sr.Name
 		sub := w.subscription(ns, sr.Name)
-		if sub == nil || w.waiting[key] || w.unknown[key] {
+		if sub == nil || w.unknown[key] {
 			continue
 		}
 		end := w.ends[key]
@@ -145,6 +145,9 @@ func (w *world) apply(ns string, res *resolve.Result) bool {
 			continue
 		}
 		end.Reason, end.Message = "", ""
+		if w.waiting[key] {
+			continue // its plan still waits; the resolution failing (above) is all that changes
+		}
 		sub.Status.CurrentCSV = r.Next
 		if !plans.DecideApproval(sub, &sr).Approved {
 			w.waiting[key] = true
@@ -175,6 +178,8 @@ func (w *world) apply(ns string, res *resolve.Result) bool {
 			w.brought = append(w.brought, c.DeepCopy())
 			added = true
 		}
+		sub.Status.InstalledCSV = r.Next
+		// sub points into w.subs: not used after this append
 		for _, g := range part.Generated {
 			if w.subscription(ns, g.Name) == nil {
 				g := *g.DeepCopy()
@@ -182,7 +187,6 @@ func (w *world) apply(ns string, res *resolve.Result) bool {
 				w.subs = append(w.subs, g)
 			}
 		}
-		sub.Status.InstalledCSV = r.Next
 	}
 	return added
 }
