@@ -108,6 +108,11 @@ func (p *clusterPreview) report(v *view, results map[string]*resolve.Result, con
 		p.judgeCRDs(e.git, &sp)
 		p.planFor(&sp, &e.sub, sr, res)
 		sp.End = ends[sr.Namespace+"/"+sr.Name]
+		if end := sp.End; end != nil && end.Reason != "" && sr.Resolution.Status != resolve.StatusFailed {
+			// The first resolution went through; one after what it installed does not.
+			p.violate(e.git, RuleResolutionFailed, policy.SeverityError, fmt.Sprintf(
+				"Subscription %s stops on %s: its next resolution fails (%s): %s", sp.ID(), end.InstalledCSV, end.Reason, end.Message))
+		}
 		p.subs = append(p.subs, sp)
 	}
 	p.reportInstalled(v, outcomes, reported)

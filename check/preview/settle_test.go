@@ -2,6 +2,7 @@ package preview
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/gittest"
 	"github.com/olmsync/olmsync/internal/olmtest"
+	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/report"
 	"github.com/olmsync/olmsync/sources"
 )
@@ -49,7 +51,7 @@ func catSub(name, pkg, approval, startingCSV string) string {
 	return s
 }
 
-func settled(t *testing.T, bundles []olmtest.Bundle, subs ...string) map[string]report.SubscriptionPreview {
+func settled(t *testing.T, bundles []olmtest.Bundle, subs ...string) (map[string]report.SubscriptionPreview, []policy.Violation) {
 	t.Helper()
 	repo := settleRepo(t, bundles, subs...)
 	root := t.TempDir()
@@ -71,7 +73,7 @@ func settled(t *testing.T, bundles []olmtest.Bundle, subs ...string) map[string]
 	for _, s := range rep.Subscriptions {
 		out[s.Name] = s
 	}
-	return out
+	return out, res.Violations
 }
 
 // TestPreviewAPIOfAWaitingPlan: an Automatic Subscription whose CSV requires an API that
@@ -82,7 +84,7 @@ func settled(t *testing.T, bundles []olmtest.Bundle, subs ...string) map[string]
 func TestPreviewAPIOfAWaitingPlan(t *testing.T) {
 	alpha := olmtest.API{Group: "t.example.com", Version: "v1", Kind: "Alpha"}
 	beta := olmtest.API{Group: "t.example.com", Version: "v1", Kind: "Beta"}
-	subs := settled(t, []olmtest.Bundle{
+	subs, _ := settled(t, []olmtest.Bundle{
 		{Package: "a", Version: "1.0.0", Owns: []olmtest.API{alpha}},
 		{Package: "b", Version: "1.0.0", Owns: []olmtest.API{beta}, Requires: []olmtest.API{alpha}},
 	}, catSub("a", "a", "Manual", ""), catSub("b", "b", "Automatic", ""))
@@ -111,7 +113,7 @@ func TestPreviewAPIOfAWaitingPlan(t *testing.T) {
 func TestPreviewPathStopsAtAFailingCSV(t *testing.T) {
 	alpha := olmtest.API{Group: "t.example.com", Version: "v1", Kind: "Alpha"}
 	all := []string{"AllNamespaces"}
-	subs := settled(t, []olmtest.Bundle{
+	subs, violations := settled(t, []olmtest.Bundle{
 		{Package: "a", Version: "1.0.0", Owns: []olmtest.API{alpha}, InstallModes: all},
 		{Package: "a", Version: "1.1.0", Replaces: "a.v1.0.0", Owns: []olmtest.API{alpha}, InstallModes: all},
 		{Package: "a", Version: "1.2.0", Replaces: "a.v1.1.0", Owns: []olmtest.API{alpha}, InstallModes: all},
@@ -126,5 +128,10 @@ func TestPreviewPathStopsAtAFailingCSV(t *testing.T) {
 	}
 	if end.Reason != "ConstraintsNotSatisfiable" || !strings.Contains(end.Message, "clusterserviceversion a.v1.0.0 exists and is not referenced by a subscription") {
 		t.Errorf("end's resolution = %s: %s, want ConstraintsNotSatisfiable naming a.v1.0.0 as no Subscription's", end.Reason, end.Message)
+	}
+	if !slices.ContainsFunc(violations, func(v policy.Violation) bool {
+		return v.Rule == RuleResolutionFailed && strings.HasPrefix(v.Message, "Subscription team-a/a stops on a.v1.1.0: its next resolution fails (ConstraintsNotSatisfiable): constraints not satisfiable: ")
+	}) {
+		t.Errorf("no %s violation for the resolution after a.v1.1.0: %+v", RuleResolutionFailed, violations)
 	}
 }
