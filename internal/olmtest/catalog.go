@@ -46,6 +46,14 @@ type Bundle struct {
 	// names only each channel's head (its last bundle here) and derives the rest from
 	// replaces, so a channel's bundles must form its head's replaces chain.
 	Channels []string
+	// RequiresPackages are olm.package.required dependencies; only a file-based catalog
+	// (FBC) carries them, as a ConfigMap catalog has no place for them.
+	RequiresPackages []PackageRequirement
+}
+
+// PackageRequirement is an olm.package.required property: a package within a semver range.
+type PackageRequirement struct {
+	Package, VersionRange string
 }
 
 // InChannels is the bundle's channels ("stable" when it names none).
@@ -209,6 +217,26 @@ func YAMLList(tb testing.TB, manifests ...string) string {
 		tb.Fatal(err)
 	}
 	return string(data)
+}
+
+// ImageCatalog creates a CatalogSource "name" in ns serving a catalog image, and waits
+// until it is READY.
+func ImageCatalog(tb testing.TB, env *testenv.Env, ns, name, image string, secrets ...string) {
+	tb.Helper()
+	Create(tb, env, &v1alpha1.CatalogSource{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       v1alpha1.CatalogSourceSpec{SourceType: v1alpha1.SourceTypeGrpc, Image: image, Secrets: secrets},
+	})
+	Eventually(tb, "catalogsource "+name+" READY", func() error {
+		cs := &v1alpha1.CatalogSource{}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cs); err != nil {
+			return err
+		}
+		if s := cs.Status.GRPCConnectionState; s == nil || s.LastObservedState != v1alpha1.ConnectionStateReady {
+			return fmt.Errorf("status %+v", cs.Status)
+		}
+		return nil
+	})
 }
 
 // ConfigMapCatalog creates, or updates, a ConfigMap catalog of the bundles and a
