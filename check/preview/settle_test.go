@@ -53,6 +53,14 @@ func catSub(name, pkg, approval, startingCSV string) string {
 
 func settled(t *testing.T, bundles []olmtest.Bundle, subs ...string) (map[string]report.SubscriptionPreview, []policy.Violation) {
 	t.Helper()
+	out, violations, _ := settledOn(t, nil, bundles, subs...)
+	return out, violations
+}
+
+// settledOn previews settleRepo with a base revision's section (nil for none) and returns
+// the Subscriptions by name, the violations and the section.
+func settledOn(t *testing.T, base *Section, bundles []olmtest.Bundle, subs ...string) (map[string]report.SubscriptionPreview, []policy.Violation, *Section) {
+	t.Helper()
 	repo := settleRepo(t, bundles, subs...)
 	root := t.TempDir()
 	gittest.Write(t, root, repo)
@@ -65,6 +73,7 @@ func settled(t *testing.T, bundles []olmtest.Bundle, subs ...string) (map[string
 	res, rep := checkWith(t, tree, Options{
 		Catalogs:      []CatalogSpec{{Name: "cat", Namespace: "team-a", Source: filepath.Join(root, "catalog", "cat.yaml")}},
 		ClusterStates: map[string]*ClusterState{"": state},
+		Base:          base,
 	})
 	if len(res.Problems) > 0 {
 		t.Fatalf("problems: %+v", res.Problems)
@@ -73,7 +82,7 @@ func settled(t *testing.T, bundles []olmtest.Bundle, subs ...string) (map[string
 	for _, s := range rep.Subscriptions {
 		out[s.Name] = s
 	}
-	return out, res.Violations
+	return out, res.Violations, res.Sections[0].(*Section)
 }
 
 // TestPreviewAPIOfAWaitingPlan: an Automatic Subscription whose CSV requires an API that
@@ -133,5 +142,24 @@ func TestPreviewPathStopsAtAFailingCSV(t *testing.T) {
 		return v.Rule == RuleResolutionFailed && strings.HasPrefix(v.Message, "Subscription team-a/a stops on a.v1.1.0: its next resolution fails (ConstraintsNotSatisfiable): constraints not satisfiable: ")
 	}) {
 		t.Errorf("no %s violation for the resolution after a.v1.1.0: %+v", RuleResolutionFailed, violations)
+	}
+}
+
+// TestPreviewBaseEndsWhereThePathStops: a pull request's base is taken as installed where
+// the controllers stop, not at the end of a path they never finish (the path of
+// TestPreviewPathStopsAtAFailingCSV stops on a.v1.1.0, not a.v1.2.0).
+func TestPreviewBaseEndsWhereThePathStops(t *testing.T) {
+	alpha := olmtest.API{Group: "t.example.com", Version: "v1", Kind: "Alpha"}
+	all := []string{"AllNamespaces"}
+	bundles := []olmtest.Bundle{
+		{Package: "a", Version: "1.0.0", Owns: []olmtest.API{alpha}, InstallModes: all},
+		{Package: "a", Version: "1.1.0", Replaces: "a.v1.0.0", Owns: []olmtest.API{alpha}, InstallModes: all},
+		{Package: "a", Version: "1.2.0", Replaces: "a.v1.1.0", Owns: []olmtest.API{alpha}, InstallModes: all},
+	}
+	_, _, base := settledOn(t, nil, bundles, catSub("a", "a", "Automatic", "a.v1.0.0"))
+	subs, _, _ := settledOn(t, base, bundles, catSub("a", "a", "Automatic", "a.v1.0.0"))
+	a := subs["a"]
+	if a.Installed != "a.v1.1.0" || a.Change == nil || a.Change.From != "a.v1.1.0" {
+		t.Errorf("installed %q, change %+v; want the base's a.v1.1.0, where its path stopped", a.Installed, a.Change)
 	}
 }
