@@ -40,12 +40,30 @@ type SubscriptionPreview struct {
 	// Plan is the InstallPlan made for the Subscription's next CSV; absent when the
 	// resolution makes none.
 	Plan *PreviewPlan `json:"plan,omitempty"`
+	// End is where the controllers leave the Subscription once every plan that needs no
+	// person has run and every CSV has settled in its phase; absent when the preview cannot
+	// tell (nothing resolved, or a bundle it cannot see).
+	End *PreviewEnd `json:"end,omitempty"`
 	// Change says what the change does to the Subscription, with a base only.
 	Change *SubscriptionChange `json:"change,omitempty"`
 	// Brings is what the CSV the Subscription ends on brings to the cluster, read from its
 	// bundle (unpacked from its image when the catalog carries only that); absent when
 	// nothing is installed or upgraded.
 	Brings *PreviewBrings `json:"brings,omitempty"`
+}
+
+// PreviewEnd is a Subscription's status once the controllers stop: an upgrade path stops at
+// the first CSV that does not succeed, and what OLM resolves after it (often a failure:
+// the CSV it was to replace is still there) is the end.
+type PreviewEnd struct {
+	CurrentCSV   string `json:"currentCSV,omitempty"`
+	InstalledCSV string `json:"installedCSV,omitempty"`
+	// Reason and Message are the ResolutionFailed condition's, when the last resolution
+	// fails (ConstraintsNotSatisfiable, ErrorPreventedResolution).
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Outcome is the phase, reason and message of the installed CSV.
+	Outcome *PreviewOutcome `json:"outcome,omitempty"`
 }
 
 // PreviewBrings is what one bundle brings: the CRDs it applies, the install modes it

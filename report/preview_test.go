@@ -23,6 +23,8 @@ func previewReport(t testing.TB) *Report {
 				Source: "openshift-marketplace/community-operators", RequiredBy: "etcd.v0.9.4", Requirement: "providing an API with group: b, version: v1, kind: B"}},
 			Outcome: &PreviewOutcome{CSV: "etcd.v0.9.4", Phase: "Succeeded", Reason: "InstallSucceeded", Message: "install strategy completed with no errors"},
 			Change:  &SubscriptionChange{Type: ChangeUpgrade, From: "etcd.v0.9.2", To: "etcd.v0.9.4"},
+			End: &PreviewEnd{CurrentCSV: "etcd.v0.9.4", InstalledCSV: "etcd.v0.9.4", Reason: "ConstraintsNotSatisfiable", Message: "constraints not satisfiable: …",
+				Outcome: &PreviewOutcome{CSV: "etcd.v0.9.4", Phase: "Succeeded", Reason: "InstallSucceeded", Message: "install strategy completed with no errors"}},
 			Brings: &PreviewBrings{CSV: "etcd.v0.9.4", Image: "quay.io/operatorhubio/etcd@sha256:0123",
 				CRDs: []PreviewCRD{
 					{Name: "etcdbackups.etcd.database.coreos.com", Versions: []string{"v1beta2*"}, Change: CRDAdded},

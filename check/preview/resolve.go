@@ -63,13 +63,15 @@ func (s *Stage) previewCluster(ctx context.Context, tree *sources.Tree, in *poli
 	if s.opts.Base != nil {
 		assumeBase(v, s.opts.Base.runsOf(in.Cluster))
 	}
-	results := resolveNamespaces(s.resolver(cats, marketplace), v)
+	resolver := s.resolver(cats, marketplace)
+	results := resolveNamespaces(resolver, v)
 	p := &clusterPreview{name: in.Cluster, warnings: v.warnings, runs: map[string]*run{},
 		unpack: func(image string) (*catalog.UnpackedBundle, error) { return s.unpackBundle(ctx, image) }}
-	outcomes, settled := judge(v, results)
-	p.report(v, results, contents, outcomes)
+	outcomes, settled := judge(v, results, approvedBundles(v, results))
+	ends := settle(resolver, v, results)
+	p.report(v, results, contents, outcomes, ends)
 	p.reportGroups(v, settled)
-	p.recordRuns(v, results, contents)
+	p.recordRuns(v, results, contents, ends)
 	if s.opts.Base != nil {
 		p.describeChanges(s.opts.Base.runsOf(in.Cluster))
 	}
@@ -176,8 +178,10 @@ func assumeBase(v *view, runs map[string]*run) {
 }
 
 // recordRuns notes what each Subscription of the view ends on once the revision is
-// applied: the end of its path, or what it has installed.
-func (p *clusterPreview) recordRuns(v *view, results map[string]*resolve.Result, contents map[resolve.CatalogKey]*catalog.Catalog) {
+// applied: where the controllers stop (settle's end) when they install something, else the
+// end of its path (a plan that waits for a person is taken as approved), or what it has
+// installed.
+func (p *clusterPreview) recordRuns(v *view, results map[string]*resolve.Result, contents map[resolve.CatalogKey]*catalog.Catalog, ends map[string]*report.PreviewEnd) {
 	for ns, res := range results {
 		var deps []*v1alpha1.ClusterServiceVersion
 		for _, b := range res.Bundles {
@@ -190,6 +194,9 @@ func (p *clusterPreview) recordRuns(v *view, results map[string]*resolve.Result,
 			switch r := sr.Resolution; {
 			case r.Status == resolve.StatusResolved:
 				last := cmp.Or(lastOf(r.Path), r.Next)
+				if e := ends[ns+"/"+sr.Name]; e != nil && e.InstalledCSV != "" {
+					last = e.InstalledCSV
+				}
 				if b := findBundle(contents, sr.Package, last, sr.Source, r.NextSource); b != nil {
 					csv = csvFromBundle(b, ns)
 				}

@@ -65,7 +65,7 @@ func (s *Section) runsOf(cluster string) map[string]*run {
 // report turns the resolution and the outcomes into the Subscriptions of the section and
 // their violations. Only Subscriptions declared in Git are reported: the others are the
 // cluster's, and count only for what they do to the namespace.
-func (p *clusterPreview) report(v *view, results map[string]*resolve.Result, contents map[resolve.CatalogKey]*catalog.Catalog, outcomes map[string]*judged) {
+func (p *clusterPreview) report(v *view, results map[string]*resolve.Result, contents map[resolve.CatalogKey]*catalog.Catalog, outcomes map[string]*judged, ends map[string]*report.PreviewEnd) {
 	reported := map[string]bool{} // installed CSVs reported on already
 	p.groupRefs = map[string]*gitRef{}
 	for _, g := range v.groups {
@@ -107,6 +107,12 @@ func (p *clusterPreview) report(v *view, results map[string]*resolve.Result, con
 		sp.Brings = p.brings(v, sr, contents)
 		p.judgeCRDs(e.git, &sp)
 		p.planFor(&sp, &e.sub, sr, res)
+		sp.End = ends[sr.Namespace+"/"+sr.Name]
+		if end := sp.End; end != nil && end.Reason != "" && sr.Resolution.Status != resolve.StatusFailed {
+			// The first resolution went through; one after what it installed does not.
+			p.violate(e.git, RuleResolutionFailed, policy.SeverityError, fmt.Sprintf(
+				"Subscription %s stops on %s: its next resolution fails (%s): %s", sp.ID(), end.InstalledCSV, end.Reason, end.Message))
+		}
 		p.subs = append(p.subs, sp)
 	}
 	p.reportInstalled(v, outcomes, reported)

@@ -273,6 +273,16 @@ func (v *view) resolveTargets() {
 }
 
 // groupsOf are the groups of one namespace.
+// subscription is the view's Subscription namespace/name, nil when there is none.
+func (v *view) subscription(ns, name string) *v1alpha1.Subscription {
+	for _, e := range v.subscriptions {
+		if e.sub.Namespace == ns && e.sub.Name == name {
+			return &e.sub
+		}
+	}
+	return nil
+}
+
 func (v *view) groupsOf(ns string) []*groupEntry {
 	var out []*groupEntry
 	for _, g := range v.groups {

@@ -42,6 +42,26 @@ type Bundle struct {
 	InstallModes []string
 	// MinKubeVersion is spec.minKubeVersion.
 	MinKubeVersion string
+	// Channels are the channels the bundle is in; nil is "stable". A ConfigMap catalog
+	// names only each channel's head (its last bundle here) and derives the rest from
+	// replaces, so a channel's bundles must form its head's replaces chain.
+	Channels []string
+	// RequiresPackages are olm.package.required dependencies; only a file-based catalog
+	// (FBC) carries them, as a ConfigMap catalog has no place for them.
+	RequiresPackages []PackageRequirement
+}
+
+// PackageRequirement is an olm.package.required property: a package within a semver range.
+type PackageRequirement struct {
+	Package, VersionRange string
+}
+
+// InChannels is the bundle's channels ("stable" when it names none).
+func (b Bundle) InChannels() []string {
+	if len(b.Channels) == 0 {
+		return []string{"stable"}
+	}
+	return b.Channels
 }
 
 // Name is the CSV's name.
@@ -129,12 +149,14 @@ spec:
 `, api.CRDName(), api.Group, api.Kind, strings.ToLower(api.Kind), api.Version, schema)
 }
 
-// ConfigMapData is OLM's ConfigMap catalog of the bundles: each package has one channel,
-// "stable", whose head (currentCSV) is the package's last bundle in the list.
+// ConfigMapData is OLM's ConfigMap catalog of the bundles: each package has the channels its
+// bundles name (Bundle.Channels), each headed (currentCSV) by the last bundle in the list
+// that is in it; the default channel is "stable" when there is one, else the first named.
 func ConfigMapData(tb testing.TB, bundles []Bundle) map[string]string {
 	tb.Helper()
 	var csvs, crds, pkgs []string
-	heads := map[string]string{}
+	heads := map[string]map[string]string{} // package -> channel -> head
+	channels := map[string][]string{}       // package -> channels in order of appearance
 	var order []string
 	// A ConfigMap catalog holds one CRD of a name: the last bundle's that owns it, as a
 	// catalog carries its newest CRD.
@@ -143,8 +165,14 @@ func ConfigMapData(tb testing.TB, bundles []Bundle) map[string]string {
 		csvs = append(csvs, b.CSV())
 		if _, ok := heads[b.Package]; !ok {
 			order = append(order, b.Package)
+			heads[b.Package] = map[string]string{}
 		}
-		heads[b.Package] = b.Name()
+		for _, ch := range b.InChannels() {
+			if _, ok := heads[b.Package][ch]; !ok {
+				channels[b.Package] = append(channels[b.Package], ch)
+			}
+			heads[b.Package][ch] = b.Name()
+		}
 		for _, a := range b.Owns {
 			if i, ok := crdAt[a.CRDName()]; ok {
 				crds[i] = CRD(a)
@@ -155,7 +183,16 @@ func ConfigMapData(tb testing.TB, bundles []Bundle) map[string]string {
 		}
 	}
 	for _, p := range order {
-		pkgs = append(pkgs, fmt.Sprintf("packageName: %s\ndefaultChannel: stable\nchannels:\n- {name: stable, currentCSV: %s}\n", p, heads[p]))
+		def := channels[p][0]
+		if slices.Contains(channels[p], "stable") {
+			def = "stable"
+		}
+		var s strings.Builder
+		fmt.Fprintf(&s, "packageName: %s\ndefaultChannel: %s\nchannels:\n", p, def)
+		for _, ch := range channels[p] {
+			fmt.Fprintf(&s, "- {name: %s, currentCSV: %s}\n", ch, heads[p][ch])
+		}
+		pkgs = append(pkgs, s.String())
 	}
 	return map[string]string{
 		catalog.ConfigMapKeyCRDs:     YAMLList(tb, crds...),
@@ -180,6 +217,26 @@ func YAMLList(tb testing.TB, manifests ...string) string {
 		tb.Fatal(err)
 	}
 	return string(data)
+}
+
+// ImageCatalog creates a CatalogSource "name" in ns serving a catalog image, and waits
+// until it is READY.
+func ImageCatalog(tb testing.TB, env *testenv.Env, ns, name, image string, secrets ...string) {
+	tb.Helper()
+	Create(tb, env, &v1alpha1.CatalogSource{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       v1alpha1.CatalogSourceSpec{SourceType: v1alpha1.SourceTypeGrpc, Image: image, Secrets: secrets},
+	})
+	Eventually(tb, "catalogsource "+name+" READY", func() error {
+		cs := &v1alpha1.CatalogSource{}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cs); err != nil {
+			return err
+		}
+		if s := cs.Status.GRPCConnectionState; s == nil || s.LastObservedState != v1alpha1.ConnectionStateReady {
+			return fmt.Errorf("status %+v", cs.Status)
+		}
+		return nil
+	})
 }
 
 // ConfigMapCatalog creates, or updates, a ConfigMap catalog of the bundles and a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,8 +15,9 @@ import (
 	"github.com/olmsync/olmsync/olm/catalog"
 )
 
-// FBC is a file-based catalog of the bundles, one JSON value per line: each package has one
-// channel, "stable", its default, whose entries carry the bundles' upgrade edges; each
+// FBC is a file-based catalog of the bundles, one JSON value per line: each package has the
+// channels its bundles name (Bundle.Channels; "stable", the default, when none), whose
+// entries carry the bundles' upgrade edges; each
 // bundle carries its CSV and owned CRDs as olm.bundle.object properties, so that plans get
 // steps without unpacking bundle images.
 func FBC(tb testing.TB, bundles []Bundle) string {
@@ -36,11 +38,13 @@ func fbc(tb testing.TB, bundles []Bundle, images map[string]string) string {
 		out.Write(data)
 		out.WriteByte('\n')
 	}
-	entries := map[string][]map[string]any{}
+	entries := map[string]map[string][]map[string]any{} // package -> channel -> entries
+	channels := map[string][]string{}
 	var order []string
 	for _, b := range bundles {
 		if _, ok := entries[b.Package]; !ok {
 			order = append(order, b.Package)
+			entries[b.Package] = map[string][]map[string]any{}
 		}
 		e := map[string]any{"name": b.Name()}
 		if b.Replaces != "" {
@@ -52,11 +56,22 @@ func fbc(tb testing.TB, bundles []Bundle, images map[string]string) string {
 		if b.SkipRange != "" {
 			e["skipRange"] = b.SkipRange
 		}
-		entries[b.Package] = append(entries[b.Package], e)
+		for _, ch := range b.InChannels() {
+			if _, ok := entries[b.Package][ch]; !ok {
+				channels[b.Package] = append(channels[b.Package], ch)
+			}
+			entries[b.Package][ch] = append(entries[b.Package][ch], e)
+		}
 	}
 	for _, p := range order {
-		line(map[string]any{"schema": "olm.package", "name": p, "defaultChannel": "stable"})
-		line(map[string]any{"schema": "olm.channel", "package": p, "name": "stable", "entries": entries[p]})
+		def := channels[p][0]
+		if slices.Contains(channels[p], "stable") {
+			def = "stable"
+		}
+		line(map[string]any{"schema": "olm.package", "name": p, "defaultChannel": def})
+		for _, ch := range channels[p] {
+			line(map[string]any{"schema": "olm.channel", "package": p, "name": ch, "entries": entries[p][ch]})
+		}
 	}
 	for _, b := range bundles {
 		props := []map[string]any{
@@ -67,6 +82,9 @@ func fbc(tb testing.TB, bundles []Bundle, images map[string]string) string {
 		}
 		for _, a := range b.Requires {
 			props = append(props, map[string]any{"type": "olm.gvk.required", "value": map[string]any{"group": a.Group, "version": a.Version, "kind": a.Kind}})
+		}
+		for _, r := range b.RequiresPackages {
+			props = append(props, map[string]any{"type": "olm.package.required", "value": map[string]any{"packageName": r.Package, "versionRange": r.VersionRange}})
 		}
 		image := "example.com/bundles/" + b.Name()
 		var objects []string

@@ -59,7 +59,9 @@ func StartManager(tb testing.TB, env *testenv.Env, opts olm.Options) *Manager {
 			return rt.RoundTrip(r)
 		})
 	})
-	lease, renew, retry := 4*time.Second, 3*time.Second, 500*time.Millisecond
+	// Generous: on a loaded machine (several -race test binaries on two cores) a 4s lease
+	// was lost mid-test and the manager stopped; ReleaseOnCancel still hands it over at once.
+	lease, renew, retry := 15*time.Second, 10*time.Second, time.Second
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        env.Scheme,
 		Metrics:                       metricsserver.Options{BindAddress: "0"},

@@ -95,17 +95,26 @@ type Requirements struct {
 // install.PermissionsFor make, by their generated name, owner labels and rules; olmsync
 // creates them itself, so it does not fall back to evaluating RBAC that someone else wrote.
 func CheckRequirements(csv *v1alpha1.ClusterServiceVersion, snap Snapshot) Requirements {
-	r := Requirements{Met: true}
+	r := APIRequirements(csv, snap)
 	add := func(met bool, statuses []v1alpha1.RequirementStatus) {
 		r.Met = r.Met && met
 		r.Statuses = append(r.Statuses, statuses...)
 	}
-	add(MinKubeVersion(csv, snap.ServerVersion))
-	add(crdRequirements(csv, snap))
 	add(apiServiceRequirements(csv, snap))
 	add(nativeAPIRequirements(csv, snap))
 	add(permissionRequirements(csv, snap))
 	return r
+}
+
+// APIRequirements is the first part of CheckRequirements: minKubeVersion and every owned and
+// required CRD. It is what `olmsync check`'s preview can decide offline, from the cluster's
+// version and the CRDs that what is installed (and what approved plans bring) puts on the
+// cluster; the rest (API services, native APIs, service accounts and their RBAC) needs the
+// live cluster.
+func APIRequirements(csv *v1alpha1.ClusterServiceVersion, snap Snapshot) Requirements {
+	kubeMet, kube := MinKubeVersion(csv, snap.ServerVersion)
+	crdsMet, crds := crdRequirements(csv, snap)
+	return Requirements{Met: kubeMet && crdsMet, Statuses: append(kube, crds...)}
 }
 
 // MinKubeVersion is OLM's minKubeVersion requirement: met when the CSV names none or the

@@ -35,20 +35,7 @@ func operatorsDir(tb testing.TB, pkg string) string {
 // imageCatalog creates a grpc CatalogSource of the image in ns and waits until it is READY.
 func imageCatalog(t *testing.T, env *testenv.Env, ns, name, image string, secrets ...string) {
 	t.Helper()
-	olmtest.Create(t, env, &v1alpha1.CatalogSource{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       v1alpha1.CatalogSourceSpec{SourceType: v1alpha1.SourceTypeGrpc, Image: image, Secrets: secrets},
-	})
-	olmtest.Eventually(t, "catalogsource "+name+" READY", func() error {
-		cs := &v1alpha1.CatalogSource{}
-		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cs); err != nil {
-			return err
-		}
-		if s := cs.Status.GRPCConnectionState; s == nil || s.LastObservedState != v1alpha1.ConnectionStateReady {
-			return fmt.Errorf("status %+v", cs.Status)
-		}
-		return nil
-	})
+	olmtest.ImageCatalog(t, env, ns, name, image, secrets...)
 }
 
 func subscribe(t *testing.T, env *testenv.Env, ns, name, pkg, channel, source, startingCSV string) {

@@ -23,6 +23,7 @@ import (
 	"github.com/olmsync/olmsync/internal/gittest"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/reconcile/olm"
 	"github.com/olmsync/olmsync/report"
 	"github.com/olmsync/olmsync/sources"
@@ -46,6 +47,12 @@ type compareCase struct {
 	bundles    []olmtest.Bundle
 	groups     []operatorsv1.OperatorGroup
 	subs       []v1alpha1.Subscription
+	// image is the catalog image serving the bundles as a file-based catalog, for a case
+	// whose bundles need what only FBC holds (olm.package.required); "" for a ConfigMap
+	// catalog.
+	image  string
+	byFBC  bool
+	images catalog.ImageOptions
 }
 
 // outcome is what is compared, field by field.
@@ -82,13 +89,21 @@ func TestPreviewMatchesControllers(t *testing.T) {
 		t.Fatal(err)
 	}
 	began := time.Now()
-	olmtest.StartManager(t, env, olm.Options{DisableCopiedCSVs: true, MaxConcurrentReconciles: 4})
+	reg := olmtest.ServeRegistry(t)
+	images := reg.ImageOptions(catalog.ImageOptions{CacheDir: t.TempDir()})
+	olmtest.StartManager(t, env, olm.Options{DisableCopiedCSVs: true, MaxConcurrentReconciles: 4, GlobalCatalogNamespace: globalCatalogNamespace, CatalogImages: images})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { olmtest.KeepDeploymentsAvailable(ctx, env.Client); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 
 	cases := generate(seed, generatedCases)
+	for i := range cases {
+		if c := &cases[i]; c.byFBC {
+			c.image, _ = reg.PushCatalog(t, "compare/"+c.name+":1", olmtest.FBC(t, c.bundles))
+			c.images = reg.ImageOptions(catalog.ImageOptions{CacheDir: t.TempDir()})
+		}
+	}
 	t.Run("generated", func(t *testing.T) {
 		for i, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
@@ -97,85 +112,65 @@ func TestPreviewMatchesControllers(t *testing.T) {
 			})
 		}
 	})
-	t.Logf("%d cases in %s", len(cases), time.Since(began).Round(time.Second))
+	t.Run("examples", func(t *testing.T) {
+		for _, ex := range examples {
+			t.Run(ex.dir, func(t *testing.T) {
+				t.Parallel()
+				runExample(t, env, strings.TrimPrefix(version, "v"), ex)
+			})
+		}
+	})
+	fast, fbc := 0, 0
+	for _, c := range cases {
+		if slices.ContainsFunc(c.bundles, func(b olmtest.Bundle) bool { return slices.Contains(b.Channels, "fast") }) {
+			fast++
+		}
+		if c.byFBC {
+			fbc++
+		}
+	}
+	t.Logf("%d generated cases (%d with a channel fast, %d with a file-based catalog and olm.package.required) and %d examples in %s",
+		len(cases), fast, fbc, len(examples), time.Since(began).Round(time.Second))
 }
 
 func runCase(t *testing.T, env *testenv.Env, kubeVersion string, c compareCase, id string) {
 	want := previewOutcome(t, kubeVersion, c)
-	if why := openDisagreement(c, want); why != "" {
-		t.Skipf("%s: an open disagreement between preview and controllers, not settled yet: %s", id, why)
-	}
 	apply(t, env, c)
-	var got outcome
+	converge(t, id, want, func() outcome { return observe(t, env, c, want) }, describe(c))
+}
+
+// converge waits until the controllers show the preview's outcome, and fails with the last
+// difference once the convergence deadline has passed.
+func converge(t *testing.T, id string, want outcome, observe func() outcome, what string) {
+	t.Helper()
 	deadline := time.Now().Add(convergence)
 	for {
-		got = observe(t, env, c, want)
-		diff := cmp.Diff(want, got)
+		diff := cmp.Diff(want, observe())
 		if diff == "" {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: the controllers did not reach the preview's outcome (-preview +controllers):\n%s\ncase: %s", id, diff, describe(c))
+			t.Fatalf("%s: the controllers did not reach the preview's outcome (-preview +controllers):\n%s\ncase: %s", id, diff, what)
 		}
 		time.Sleep(time.Second)
 	}
 }
 
-// openDisagreement names the two disagreements this test found that are not settled yet
-// (see the report of issue 16 item 1), so that they are skipped visibly rather than
-// failing every run; "" for every other case.
-//
-//   - An Automatic Subscription whose CSV requires an API that only a Manual Subscription's
-//     plan (still waiting for approval) brings: the controllers make one plan per
-//     Subscription, so the CSV is created without the CRD and stays Pending
-//     (RequirementsNotMet); the preview judges it as if the whole namespace's resolution
-//     were installed and predicts Succeeded.
-//   - An Automatic Subscription with a startingCSV below the head whose CSVs fail (the
-//     preview's outcome is Failed): on the cluster the failed CSV stays, the upgrade's
-//     replaced CSV is left unreferenced and the next resolution fails
-//     (ConstraintsNotSatisfiable, "... exists and is not referenced by a subscription"), as
-//     in OLM without fail-forward; the preview predicts the whole path installed.
-func openDisagreement(c compareCase, want outcome) string {
-	manualOwns := map[string]bool{}
-	for _, s := range c.subs {
-		if s.Spec.InstallPlanApproval != v1alpha1.ApprovalManual {
-			continue
-		}
-		for _, b := range c.bundles {
-			if b.Package == s.Spec.Package {
-				for _, a := range b.Owns {
-					manualOwns[a.Kind] = true
-				}
-			}
-		}
-	}
-	for _, s := range c.subs {
-		w := want.Subscriptions[s.Name]
-		if w.Plan == nil || !w.Plan.Approved {
-			continue
-		}
-		for _, b := range c.bundles {
-			if b.Package == s.Spec.Package && slices.ContainsFunc(b.Requires, func(a olmtest.API) bool { return manualOwns[a.Kind] }) {
-				return "Subscription " + s.Name + " needs an API only a plan waiting for approval brings"
-			}
-		}
-		if s.Spec.StartingCSV != "" && w.CurrentCSV != s.Spec.StartingCSV && w.CSV != "" && !strings.HasPrefix(w.CSV, "Succeeded/") {
-			return "Subscription " + s.Name + " upgrades from its startingCSV along CSVs that fail"
-		}
-	}
-	return ""
-}
-
 // generate makes n cases from the seed: one or two packages of one to three versions
-// (replaces chains, skips, skipRanges), install modes, minKubeVersion, a dependency on the
-// other package's API or on an API nobody provides; no, one, two, global, single-target
-// or multi-target OperatorGroups; Manual and Automatic Subscriptions side by side, a
-// startingCSV, the default channel, and missing packages, channels, startingCSVs and
-// catalogs.
+// (replaces chains, skips, skipRanges; a second channel "fast" one version ahead of
+// "stable"), install modes, minKubeVersion, a dependency on the other package's API or on
+// an API nobody provides, a dependency on the other package within a version range (then
+// the catalog is file-based, served as an image); no, one, two, global, single-target or
+// multi-target OperatorGroups; Manual and Automatic Subscriptions side by side, a
+// startingCSV, the default channel, the "fast" channel, and missing packages, channels,
+// startingCSVs and catalogs.
 func generate(seed uint64, n int) []compareCase {
 	out := make([]compareCase, n)
 	for i := range n {
 		r := rand.New(rand.NewPCG(seed, uint64(i)))
+		// more draws from a stream of their own, so that what the first stream makes stays
+		// as it was when these were added
+		more := rand.New(rand.NewPCG(^seed, uint64(i)))
 		ns := fmt.Sprintf("cmp-%d", i)
 		c := compareCase{name: fmt.Sprintf("case-%03d", i), namespaces: []string{ns, ns + "-b"}}
 		group := fmt.Sprintf("c%d.example.com", i)
@@ -221,6 +216,13 @@ func generate(seed uint64, n int) []compareCase {
 				}
 				bs = append(bs, b)
 			}
+			// a second channel, "fast", one version ahead of "stable"
+			if n > 1 && more.IntN(3) == 0 {
+				for v := range bs {
+					bs[v].Channels = []string{"stable", "fast"}
+				}
+				bs[n-1].Channels = []string{"fast"}
+			}
 			return bs
 		}
 		as := versions(pkgA, 1+r.IntN(3), []olmtest.API{apiA}, nil)
@@ -232,6 +234,15 @@ func generate(seed uint64, n int) []compareCase {
 			requires = []olmtest.API{{Group: group, Version: "v1", Kind: "Gamma"}}
 		}
 		bs := versions(pkgB, 1+r.IntN(2), []olmtest.API{apiB}, requires)
+		// a dependency on package a within a range (some met by no version): only a
+		// file-based catalog holds it, served as an image
+		if more.IntN(4) == 0 {
+			c.byFBC = true
+			rng := []string{">=1.0.0", "<1.1.0", ">=1.1.0 <2.0.0", ">=2.0.0"}[more.IntN(4)]
+			for k := range bs {
+				bs[k].RequiresPackages = []olmtest.PackageRequirement{{Package: pkgA, VersionRange: rng}}
+			}
+		}
 		c.bundles = append(as, bs...)
 
 		og := func(name string, targets ...string) operatorsv1.OperatorGroup {
@@ -278,6 +289,9 @@ func generate(seed uint64, n int) []compareCase {
 					s.Spec.StartingCSV = versions[0].Name()
 				}
 			}
+			if s.Spec.Channel == "stable" && slices.Contains(versions[len(versions)-1].Channels, "fast") && more.IntN(2) == 0 {
+				s.Spec.Channel = "fast"
+			}
 			return s
 		}
 		c.subs = []v1alpha1.Subscription{sub("a", pkgA, as)}
@@ -292,13 +306,16 @@ func generate(seed uint64, n int) []compareCase {
 func describe(c compareCase) string {
 	var s strings.Builder
 	for _, b := range c.bundles {
-		fmt.Fprintf(&s, "\n  bundle %s replaces=%q skips=%v skipRange=%q modes=%v minKube=%q owns=%v requires=%v", b.Name(), b.Replaces, b.Skips, b.SkipRange, b.InstallModes, b.MinKubeVersion, b.Owns, b.Requires)
+		fmt.Fprintf(&s, "\n  bundle %s channels=%v replaces=%q skips=%v skipRange=%q modes=%v minKube=%q owns=%v requires=%v requiresPackages=%v", b.Name(), b.InChannels(), b.Replaces, b.Skips, b.SkipRange, b.InstallModes, b.MinKubeVersion, b.Owns, b.Requires, b.RequiresPackages)
 	}
 	for _, g := range c.groups {
 		fmt.Fprintf(&s, "\n  group %s targets=%v", g.Name, g.Spec.TargetNamespaces)
 	}
 	for _, sub := range c.subs {
 		fmt.Fprintf(&s, "\n  subscription %s %+v", sub.Name, sub.Spec)
+	}
+	if c.image != "" {
+		fmt.Fprintf(&s, "\n  catalog: file-based, image %s", c.image)
 	}
 	return s.String()
 }
@@ -342,10 +359,20 @@ func previewOutcome(t *testing.T, kubeVersion string, c compareCase) outcome {
 		CatalogSourcesListed: true,
 		CatalogSources:       []v1alpha1.CatalogSource{{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cat"}}},
 	}
-	stage := preview.New(preview.Options{
-		Catalogs:      []preview.CatalogSpec{{Name: "cat", Namespace: ns, Source: filepath.Join(root, "catalog", "configmap.yaml")}},
-		ClusterStates: map[string]*preview.ClusterState{"": state},
-	})
+	cat := preview.CatalogSpec{Name: "cat", Namespace: ns, Source: filepath.Join(root, "catalog", "configmap.yaml")}
+	if c.image != "" {
+		cat.Source = c.image
+	}
+	out, _ := previewTree(t, tree, state, preview.Options{Catalogs: []preview.CatalogSpec{cat}, Image: c.images})
+	return out
+}
+
+// previewTree runs `check`'s preview on a repository with the catalogs and cluster state
+// given, and returns the outcome it predicts, with the check's result.
+func previewTree(t *testing.T, tree *sources.Tree, state *preview.ClusterState, opts preview.Options) (outcome, *check.Result) {
+	t.Helper()
+	opts.ClusterStates = map[string]*preview.ClusterState{"": state}
+	stage := preview.New(opts)
 	res, err := check.Run(context.Background(), tree, check.Options{Stages: []check.Stage{stage}})
 	if err != nil {
 		t.Fatal(err)
@@ -359,32 +386,32 @@ func previewOutcome(t *testing.T, kubeVersion string, c compareCase) outcome {
 	}
 	out := outcome{Subscriptions: map[string]subOutcome{}, Groups: map[string][]string{}}
 	for _, s := range rep.Subscriptions {
-		out.Subscriptions[s.Name] = expected(s)
+		out.Subscriptions[s.Namespace+"/"+s.Name] = expected(s)
 	}
 	for _, g := range rep.OperatorGroups {
-		out.Groups[g.Name] = g.TargetNamespaces
+		out.Groups[g.Namespace+"/"+g.Name] = g.TargetNamespaces
 	}
-	return out
+	return out, res
 }
 
-// expected is what the controllers should show for a previewed Subscription: a plan that
-// is approved installs along the whole path (Automatic), one that waits installs nothing.
+// expected is what the controllers should show for a previewed Subscription: its first
+// InstallPlan, and where the preview says the controllers leave it (report's end).
 func expected(s report.SubscriptionPreview) subOutcome {
 	var o subOutcome
-	r := s.Resolution
-	if r.Status == "Failed" && (r.Reason == string(v1alpha1.ConstraintsNotSatisfiable) || r.Reason == string(v1alpha1.ErrorPreventedResolution)) {
+	if r := s.Resolution; r.Status == "Failed" && (r.Reason == string(v1alpha1.ConstraintsNotSatisfiable) || r.Reason == string(v1alpha1.ErrorPreventedResolution)) {
 		o.ResolutionFailed = r.Reason + ": " + r.Message
 	}
-	if s.Plan == nil {
-		return o
+	if s.Plan != nil {
+		o.Plan = &plan{Approval: v1alpha1.Approval(s.Plan.Approval), Approved: s.Plan.Approved, Phase: v1alpha1.InstallPlanPhase(s.Plan.Phase), CSVNames: s.Plan.CSVNames}
 	}
-	o.Plan = &plan{Approval: v1alpha1.Approval(s.Plan.Approval), Approved: s.Plan.Approved, Phase: v1alpha1.InstallPlanPhase(s.Plan.Phase), CSVNames: s.Plan.CSVNames}
-	o.CurrentCSV = r.Next
-	if s.Plan.Approved {
-		end := r.Path[len(r.Path)-1]
-		o.CurrentCSV, o.InstalledCSV = end, end
-		if s.Outcome != nil {
-			o.CSV = s.Outcome.Phase + "/" + s.Outcome.Reason
+	if e := s.End; e != nil {
+		o.ResolutionFailed = ""
+		if e.Reason != "" {
+			o.ResolutionFailed = e.Reason + ": " + e.Message
+		}
+		o.CurrentCSV, o.InstalledCSV = e.CurrentCSV, e.InstalledCSV
+		if e.Outcome != nil {
+			o.CSV = e.Outcome.Phase + "/" + e.Outcome.Reason
 		}
 	}
 	return o
@@ -411,7 +438,11 @@ func apply(t *testing.T, env *testenv.Env, c compareCase) {
 	for _, n := range c.namespaces {
 		olmtest.EnsureNamespace(t, env, n)
 	}
-	olmtest.ConfigMapCatalog(t, env, c.namespaces[0], "cat", c.bundles...)
+	if c.image != "" {
+		olmtest.ImageCatalog(t, env, c.namespaces[0], "cat", c.image)
+	} else {
+		olmtest.ConfigMapCatalog(t, env, c.namespaces[0], "cat", c.bundles...)
+	}
 	for _, g := range c.groups {
 		olmtest.Create(t, env, g.DeepCopy())
 	}
@@ -423,54 +454,68 @@ func apply(t *testing.T, env *testenv.Env, c compareCase) {
 // observe reads what the controllers made of the case, for the CSVs the preview names.
 func observe(t *testing.T, env *testenv.Env, c compareCase, want outcome) outcome {
 	t.Helper()
+	subs := map[string]bool{}
+	for _, s := range c.subs {
+		subs[s.Namespace+"/"+s.Name] = true
+	}
+	return observeNamespaces(t, env, c.namespaces[:1], subs, want)
+}
+
+// observeNamespaces reads the OperatorGroups and the given Subscriptions (namespace/name)
+// of the namespaces, their first InstallPlans, and the CSVs the preview says they end on.
+func observeNamespaces(t *testing.T, env *testenv.Env, namespaces []string, subNames map[string]bool, want outcome) outcome {
+	t.Helper()
 	ctx := context.Background()
-	ns := c.namespaces[0]
 	out := outcome{Subscriptions: map[string]subOutcome{}, Groups: map[string][]string{}}
-	var ogs operatorsv1.OperatorGroupList
-	var subs v1alpha1.SubscriptionList
-	var ips v1alpha1.InstallPlanList
-	for _, l := range []client.ObjectList{&ogs, &subs, &ips} {
-		if err := env.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
-			t.Logf("list: %v", err)
-			return out
-		}
-	}
-	for _, g := range ogs.Items {
-		out.Groups[g.Name] = g.Status.Namespaces
-		if out.Groups[g.Name] == nil {
-			out.Groups[g.Name] = []string{}
-		}
-	}
-	for _, s := range subs.Items {
-		if !slices.ContainsFunc(c.subs, func(x v1alpha1.Subscription) bool { return x.Name == s.Name }) {
-			continue // one OLM generated for a dependency
-		}
-		var o subOutcome
-		for _, cond := range s.Status.Conditions {
-			if cond.Type == v1alpha1.SubscriptionResolutionFailed && cond.Status == corev1.ConditionTrue {
-				o.ResolutionFailed = cond.Reason + ": " + cond.Message
+	for _, ns := range namespaces {
+		var ogs operatorsv1.OperatorGroupList
+		var subs v1alpha1.SubscriptionList
+		var ips v1alpha1.InstallPlanList
+		for _, l := range []client.ObjectList{&ogs, &subs, &ips} {
+			if err := env.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
+				t.Logf("list: %v", err)
+				return out
 			}
 		}
-		o.CurrentCSV, o.InstalledCSV = s.Status.CurrentCSV, s.Status.InstalledCSV
-		var first *v1alpha1.InstallPlan
-		for i := range ips.Items {
-			ip := &ips.Items[i]
-			owned := slices.ContainsFunc(ip.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == s.UID })
-			if owned && (first == nil || ip.Spec.Generation < first.Spec.Generation) {
-				first = ip
+		for _, g := range ogs.Items {
+			key := g.Namespace + "/" + g.Name
+			out.Groups[key] = g.Status.Namespaces
+			if out.Groups[key] == nil {
+				out.Groups[key] = []string{}
 			}
 		}
-		if first != nil {
-			o.Plan = &plan{Approval: first.Spec.Approval, Approved: first.Spec.Approved, Phase: first.Status.Phase,
-				CSVNames: slices.Sorted(slices.Values(first.Spec.ClusterServiceVersionNames))}
-		}
-		if name := want.Subscriptions[s.Name].InstalledCSV; name != "" && want.Subscriptions[s.Name].CSV != "" {
-			csv := &v1alpha1.ClusterServiceVersion{}
-			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, csv); err == nil {
-				o.CSV = string(csv.Status.Phase) + "/" + string(csv.Status.Reason)
+		for _, s := range subs.Items {
+			key := s.Namespace + "/" + s.Name
+			if !subNames[key] {
+				continue // one OLM generated for a dependency
 			}
+			var o subOutcome
+			for _, cond := range s.Status.Conditions {
+				if cond.Type == v1alpha1.SubscriptionResolutionFailed && cond.Status == corev1.ConditionTrue {
+					o.ResolutionFailed = cond.Reason + ": " + cond.Message
+				}
+			}
+			o.CurrentCSV, o.InstalledCSV = s.Status.CurrentCSV, s.Status.InstalledCSV
+			var first *v1alpha1.InstallPlan
+			for i := range ips.Items {
+				ip := &ips.Items[i]
+				owned := slices.ContainsFunc(ip.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == s.UID })
+				if owned && (first == nil || ip.Spec.Generation < first.Spec.Generation) {
+					first = ip
+				}
+			}
+			if first != nil {
+				o.Plan = &plan{Approval: first.Spec.Approval, Approved: first.Spec.Approved, Phase: first.Status.Phase,
+					CSVNames: slices.Sorted(slices.Values(first.Spec.ClusterServiceVersionNames))}
+			}
+			if w := want.Subscriptions[key]; w.InstalledCSV != "" && w.CSV != "" {
+				csv := &v1alpha1.ClusterServiceVersion{}
+				if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: w.InstalledCSV}, csv); err == nil {
+					o.CSV = string(csv.Status.Phase) + "/" + string(csv.Status.Reason)
+				}
+			}
+			out.Subscriptions[key] = o
 		}
-		out.Subscriptions[s.Name] = o
 	}
 	return out
 }
