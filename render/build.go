@@ -366,27 +366,10 @@ func (b *builder) generatorLine(file string, by yaml.ResourceIdentifier, name st
 	if err != nil || k == nil {
 		return 0
 	}
-	var field string
-	var names []string
-	switch by.Kind {
-	case "ConfigMapGenerator":
-		field = "configMapGenerator"
-		for _, g := range k.K.ConfigMapGenerator {
-			names = append(names, g.Name)
-		}
-	case "SecretGenerator":
-		field = "secretGenerator"
-		for _, g := range k.K.SecretGenerator {
-			names = append(names, g.Name)
-		}
-	default:
+	field, _ := generatorField(by.Kind)
+	best, _ := matchGenerator(k, by.Kind, name)
+	if field == "" {
 		field = "generators"
-	}
-	best, bestLen := -1, -1
-	for i, n := range names {
-		if n != "" && strings.Contains(name, n) && len(n) > bestLen {
-			best, bestLen = i, len(n)
-		}
 	}
 	if best < 0 {
 		return lineOf(mapKey(k.Node, field))

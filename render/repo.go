@@ -265,6 +265,8 @@ func unknownFieldLine(n *yaml.Node, msg string) int {
 type manifestFile struct {
 	File string
 	Docs []manifestDoc
+	// roots are the documents as parsed, List documents whole (markManifest writes them).
+	roots []*yaml.Node
 }
 
 // manifestDoc is one document of a manifest file (or one item of a List document).
@@ -302,6 +304,7 @@ func (r *repo) readManifests(file string) (*manifestFile, error) {
 	mf := &manifestFile{File: file}
 	for _, d := range docs {
 		mf.Docs = append(mf.Docs, indexDoc(d.Node)...)
+		mf.roots = append(mf.roots, d.Node)
 	}
 	return mf, nil
 }

@@ -78,13 +78,13 @@ func (r *repo) markManifest(file string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	docs, err := decodeDocs(file, raw)
+	mf, err := r.manifestsIn(file) // parsed once for planning; copied here, never changed
 	if err != nil {
 		return nil, err
 	}
 	var b strings.Builder
-	for i, d := range docs {
-		rn := yaml.NewRNode(d.Node).Copy()
+	for i, root := range mf.roots {
+		rn := yaml.NewRNode(root).Copy()
 		if !markObjects(rn.YNode(), file) {
 			return raw, nil
 		}
@@ -153,44 +153,58 @@ func takeMarker(res *resource.Resource) (Source, bool, error) {
 // entry's name the object's name contains (the longest such name); failing that, to the
 // app's kustomization.
 func (b *builder) generatedSource(p *plan, res *resource.Resource) Source {
-	kind, name := res.GetKind(), res.GetName()
-	var field, generatedBy string
-	switch kind {
-	case "ConfigMap":
-		field, generatedBy = "configMapGenerator", "ConfigMapGenerator"
-	case "Secret":
-		field, generatedBy = "secretGenerator", "SecretGenerator"
-	default:
+	generatedBy := res.GetKind() + "Generator"
+	field, ok := generatorField(generatedBy)
+	if !ok {
 		return Source{File: p.kust.File}
 	}
 	best := Source{File: p.kust.File}
 	bestLen := -1
-	folders := make([]string, 0, len(p.folders))
-	for dir := range p.folders {
-		folders = append(folders, dir)
-	}
-	slices.Sort(folders)
-	for _, dir := range folders {
+	for _, dir := range slices.Sorted(maps.Keys(p.folders)) {
 		k, err := b.r.kustomizationAt(dir)
 		if err != nil || k == nil {
 			continue
 		}
-		var names []string
-		if kind == "ConfigMap" {
-			for _, g := range k.K.ConfigMapGenerator {
-				names = append(names, g.Name)
-			}
-		} else {
-			for _, g := range k.K.SecretGenerator {
-				names = append(names, g.Name)
-			}
-		}
-		for i, n := range names {
-			if n != "" && strings.Contains(name, n) && len(n) > bestLen {
-				best = Source{File: path.Clean(k.File), GeneratedBy: generatedBy, Line: seqItemLine(k.Node, field, i)}
-				bestLen = len(n)
-			}
+		if i, n := matchGenerator(k, generatedBy, res.GetName()); i >= 0 && n > bestLen {
+			best = Source{File: path.Clean(k.File), GeneratedBy: generatedBy, Line: seqItemLine(k.Node, field, i)}
+			bestLen = n
 		}
 	}
 	return best
+}
+
+// generatorField is the kustomization field of a built-in generator kind
+// (ConfigMapGenerator, SecretGenerator).
+func generatorField(kind string) (string, bool) {
+	switch kind {
+	case "ConfigMapGenerator":
+		return "configMapGenerator", true
+	case "SecretGenerator":
+		return "secretGenerator", true
+	}
+	return "", false
+}
+
+// matchGenerator finds the entry of k's configMapGenerator or secretGenerator (by kind)
+// whose name the object's name contains, the longest such name: its index and the name's
+// length, or -1.
+func matchGenerator(k *kustomization, kind, name string) (index, length int) {
+	var names []string
+	switch kind {
+	case "ConfigMapGenerator":
+		for _, g := range k.K.ConfigMapGenerator {
+			names = append(names, g.Name)
+		}
+	case "SecretGenerator":
+		for _, g := range k.K.SecretGenerator {
+			names = append(names, g.Name)
+		}
+	}
+	index, length = -1, -1
+	for i, n := range names {
+		if n != "" && strings.Contains(name, n) && len(n) > length {
+			index, length = i, len(n)
+		}
+	}
+	return index, length
 }

@@ -91,9 +91,9 @@ func LoadConfigMap(cm *corev1.ConfigMap) *Catalog {
 	v := &problems{}
 	c := &Catalog{Source: Source{Format: FormatConfigMap, Ref: cmName}}
 
-	crds := readConfigMapCRDs(cm, cmName, v)
+	crds, crdKeys := readConfigMapCRDs(cm, cmName, v)
 	csvs, csvOrigins, csvOrder := readConfigMapCSVs(cm, cmName, v)
-	checkConfigMapOwnedCRDs(crds, csvs, csvOrigins, csvOrder, v)
+	checkConfigMapOwnedCRDs(crdKeys, csvs, csvOrigins, csvOrder, v)
 	manifests := readConfigMapList(cm, ConfigMapKeyPackages, cmName, v)
 	// operator-registry's ConfigMapLoader (which OLM's configmap registry runs) refuses a
 	// ConfigMap without any of these keys, customResourceDefinitions included (an operator
@@ -153,9 +153,8 @@ func readConfigMapList(cm *corev1.ConfigMap, key, cmName string, v *problems) []
 }
 
 // readConfigMapCRDs reads the CRD list; the same CRD twice is OLM's error.
-func readConfigMapCRDs(cm *corev1.ConfigMap, cmName string, v *problems) map[string]Object {
-	crds := map[string]Object{}
-	keys := map[apiKey]bool{}
+func readConfigMapCRDs(cm *corev1.ConfigMap, cmName string, v *problems) (crds map[string]Object, keys map[apiKey]bool) {
+	crds, keys = map[string]Object{}, map[apiKey]bool{}
 	for i, raw := range readConfigMapList(cm, ConfigMapKeyCRDs, cmName, v) {
 		o := Origin{File: fmt.Sprintf("%s, %s[%d]", cmName, ConfigMapKeyCRDs, i)}
 		m, err := newManifest(raw, o)
@@ -189,7 +188,7 @@ func readConfigMapCRDs(cm *corev1.ConfigMap, cmName string, v *problems) map[str
 			crds[m.Name] = m
 		}
 	}
-	return crds
+	return crds, keys
 }
 
 // apiKey is operator-registry's registry.APIKey, with its String form, which its
@@ -205,21 +204,7 @@ func (k apiKey) String() string {
 // list at the owned version. The messages are the loader's, byte for byte — including
 // the "%!s(<nil>)" its format prints for the nil error it passes
 // (pkg/sqlite/configmap.go:139 and :146 in OLM's vendor tree).
-func checkConfigMapOwnedCRDs(crds map[string]Object, csvs map[string]*operatorsv1alpha1.ClusterServiceVersion, origins map[string]Origin, order []string, v *problems) {
-	keys := map[apiKey]bool{}
-	for _, m := range crds {
-		info, err := parseCRD(m.JSON)
-		if err != nil {
-			continue
-		}
-		versions := info.ListedVersions
-		if len(versions) == 0 {
-			versions = info.Versions
-		}
-		for _, ver := range versions {
-			keys[apiKey{Group: info.Group, Version: ver, Kind: info.Kind, Plural: info.Plural}] = true
-		}
-	}
+func checkConfigMapOwnedCRDs(keys map[apiKey]bool, csvs map[string]*operatorsv1alpha1.ClusterServiceVersion, origins map[string]Origin, order []string, v *problems) {
 	var nilErr error
 	for _, name := range order {
 		csv := csvs[name]
