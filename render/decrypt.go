@@ -13,6 +13,7 @@ import (
 
 	"filippo.io/age"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/olmsync/olmsync/render/internal/sops"
 )
@@ -257,13 +258,13 @@ func (d *Decryption) decryptObject(o *Object) error {
 		if err != nil {
 			return fmt.Errorf("failed to decrypt and format '%s' %s data: %w", namespacedName(u), u.GetKind(), err)
 		}
+		// apimachinery's json decodes numbers as unstructured objects hold them (int64 for
+		// integral values, as render's own objects).
 		m := map[string]any{}
-		dec := json.NewDecoder(bytes.NewReader(out))
-		dec.UseNumber()
-		if err := dec.Decode(&m); err != nil {
+		if err := utiljson.Unmarshal(out, &m); err != nil {
 			return fmt.Errorf("failed to unmarshal decrypted '%s' %s: the result is not an object", namespacedName(u), u.GetKind())
 		}
-		o.Manifest = &unstructured.Unstructured{Object: jsonNumbers(m).(map[string]any)}
+		o.Manifest = &unstructured.Unstructured{Object: m}
 		return nil
 	}
 	if u.GetKind() != "Secret" {
@@ -292,28 +293,6 @@ func (d *Decryption) decryptObject(o *Object) error {
 		data[key] = base64.StdEncoding.EncodeToString(out)
 	}
 	return nil
-}
-
-// jsonNumbers turns json.Numbers into int64 where they are integers, float64 otherwise,
-// as the objects render makes hold them.
-func jsonNumbers(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			t[k] = jsonNumbers(e)
-		}
-	case []any:
-		for i, e := range t {
-			t[i] = jsonNumbers(e)
-		}
-	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return i
-		}
-		f, _ := t.Float64()
-		return f
-	}
-	return v
 }
 
 // decryptSource decrypts one file a secretGenerator or a patch reads, when it carries
