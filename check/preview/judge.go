@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -163,33 +164,41 @@ func crdsOnCluster(state *ClusterState, csvs ...*v1alpha1.ClusterServiceVersion)
 	return out
 }
 
-// evaluate is the outcome of one CSV; a CSV that passes the OperatorGroup checks writes
-// its APIs into its group (settled), as OLM does before it goes on.
+// evaluate is the outcome of one CSV, judged alone: the CSV controller's syncs (advance,
+// phase.Next) on it until its phase stops changing, with the groups as they settled so
+// far and the CRDs on the cluster. A CSV that passes the OperatorGroup checks writes its
+// APIs into its group (settled), as OLM does before it goes on. A CSV the group checks
+// skip (a copy) has no outcome.
 func evaluate(csv *v1alpha1.ClusterServiceVersion, settled []operatorsv1.OperatorGroup, kubeVersion string, crds map[string]*apiextensionsv1.CustomResourceDefinition) *report.PreviewOutcome {
-	out := &report.PreviewOutcome{CSV: csv.Name}
-	ev, err := groups.Evaluate(csv, settled)
-	switch {
-	case err != nil:
-		out.Phase, out.Reason, out.Message = string(v1alpha1.CSVPhaseFailed), string(v1alpha1.CSVReasonInvalidStrategy), err.Error()
-		return out
-	case ev.Skipped != "":
-		return nil
+	c := csv.DeepCopy()
+	var req phase.Requirements
+	for range maxPhaseSyncs {
+		f := phase.Facts{Now: time.Unix(0, 0)}
+		ev, err := groups.Evaluate(c, settled)
+		switch {
+		case err != nil:
+			f.Strategy = err
+		case ev.Skipped != "":
+			return nil
+		default:
+			// OLM writes the group's olm.providedAPIs as the checks settle, also on the way
+			// to a failure (a RemoveAPIs step before the conflict).
+			if ev.GroupAnnotationChanged {
+				applyGroupAPIs(settled, ev)
+			}
+			f.Groups = ev
+		}
+		req = requirements(c, kubeVersion, crds, nil)
+		f.Requirements = req
+		if changed, _ := advance(c, f); !changed {
+			break
+		}
 	}
-	// OLM writes the group's olm.providedAPIs as the checks settle, also on the way to a
-	// failure (a RemoveAPIs step before the conflict).
-	if ev.GroupAnnotationChanged {
-		applyGroupAPIs(settled, ev)
+	out := &report.PreviewOutcome{CSV: c.Name, Phase: string(c.Status.Phase), Reason: string(c.Status.Reason), Message: c.Status.Message}
+	if c.Status.Reason == v1alpha1.CSVReasonRequirementsNotMet && !req.Met {
+		// OLM lists the requirements in status.requirementStatus; the report says which.
+		out.Message += ": " + unmet(req)
 	}
-	if t := ev.Transition; t != nil {
-		out.Phase, out.Reason, out.Message = string(t.Phase), string(t.Reason), t.Message
-		return out
-	}
-	if req := requirements(csv, kubeVersion, crds, nil); !req.Met {
-		out.Phase, out.Reason = string(v1alpha1.CSVPhasePending), string(v1alpha1.CSVReasonRequirementsNotMet)
-		out.Message = phase.MessageRequirementsNotFound + ": " + unmet(req)
-		return out
-	}
-	out.Phase, out.Reason, out.Message = string(v1alpha1.CSVPhaseSucceeded), string(v1alpha1.CSVReasonInstallSuccessful), phase.MessageInstallSucceeded
 	return out
 }
 

@@ -202,26 +202,37 @@ func (w *world) syncPhases() {
 		})
 		for i := 0; i < len(w.csvs); i++ {
 			c := &w.csvs[i]
-			d := phase.Next(c, w.facts(c, now))
-			if d.Install {
-				t := phase.AfterInstall(nil)
-				d.Transition = &t
-			}
-			if d.Delete {
+			moved, deleted := advance(c, w.facts(c, now))
+			if deleted {
 				w.csvs = slices.Delete(w.csvs, i, i+1)
 				i--
-				changed = true
-				continue
 			}
-			if t := d.Transition; t != nil && phase.Changes(c, *t) {
-				c.Status.Phase, c.Status.Reason, c.Status.Message = t.Phase, t.Reason, t.Message
-				changed = true
-			}
+			changed = changed || moved || deleted
 		}
 		if !changed {
 			return
 		}
 	}
+}
+
+// advance is one sync of the CSV controller on c, as the preview plays it: OLM's phase
+// machine (phase.Next) decides, the install strategy goes through (every deployment
+// becomes available: the preview cannot see a pod fail). It reports whether c's status
+// changed, or whether the controller deletes c.
+func advance(c *v1alpha1.ClusterServiceVersion, f phase.Facts) (changed, deleted bool) {
+	d := phase.Next(c, f)
+	if d.Install {
+		t := phase.AfterInstall(nil)
+		d.Transition = &t
+	}
+	if d.Delete {
+		return false, true
+	}
+	if t := d.Transition; t != nil && phase.Changes(c, *t) {
+		c.Status.Phase, c.Status.Reason, c.Status.Message = t.Phase, t.Reason, t.Message
+		return true, false
+	}
+	return false, false
 }
 
 // facts is what the phase machine knows of a CSV of the world.

@@ -256,6 +256,17 @@ func TestConstraints(t *testing.T) {
 		{"a label", prop(catalog.PropertyLabelRequired, map[string]string{"label": "fast"}), "y.v1.0.0", ""},
 		{"nothing matches: the failure message explains", constraint(map[string]any{"failureMessage": "needs x 3", "package": map[string]string{"packageName": "x", "versionRange": ">=3.0.0"}}), "",
 			"constraints not satisfiable: bundle a.v1.0.0 requires an operator with package: x and with version in range: >=3.0.0 (needs x 3), subscription a exists, subscription a requires c/olm/stable/a.v1.0.0"},
+		// olmsync's wording of compound constraints (docs/olm.md, "olm.constraint wording").
+		{"nothing matches all of", constraint(map[string]any{"all": map[string]any{"constraints": []any{
+			map[string]any{"gvk": map[string]string{"group": "example.com", "version": "v1", "kind": "Widget"}},
+			map[string]any{"package": map[string]string{"packageName": "x", "versionRange": ">=3.0.0"}},
+		}}}), "",
+			"constraints not satisfiable: bundle a.v1.0.0 requires an operator with all of: providing an API with group: example.com, version: v1, kind: Widget and with package: x and with version in range: >=3.0.0, subscription a exists, subscription a requires c/olm/stable/a.v1.0.0"},
+		{"nothing matches any of", constraint(map[string]any{"any": map[string]any{"constraints": []any{
+			map[string]any{"package": map[string]string{"packageName": "nope", "versionRange": ">=1.0.0"}},
+			map[string]any{"package": map[string]string{"packageName": "x", "versionRange": ">=3.0.0"}},
+		}}}), "",
+			"constraints not satisfiable: bundle a.v1.0.0 requires an operator with any of: with package: nope and with version in range: >=1.0.0 or with package: x and with version in range: >=3.0.0, subscription a exists, subscription a requires c/olm/stable/a.v1.0.0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package resolve_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -102,6 +103,18 @@ func TestPlan(t *testing.T) {
 	}
 	if !strings.HasPrefix(clusterRoleName, csv+"-") || clusterRoleName == roleName {
 		t.Errorf("cluster role name %q", clusterRoleName)
+	}
+
+	// Step manifests are compact JSON without OLM's trailing newline (docs/olm.md, "Step
+	// manifests"): the content is the same.
+	for i, st := range plan.Steps {
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, []byte(st.Resource.Manifest)); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if compact.String() != st.Resource.Manifest {
+			t.Errorf("step %d's manifest is not compact JSON: %q", i, st.Resource.Manifest)
+		}
 	}
 
 	// The CSV: in the namespace, replacing the installed CSV, with the bundle's properties

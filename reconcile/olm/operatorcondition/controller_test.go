@@ -142,6 +142,23 @@ func TestOperatorConditionGatesUpgrade(t *testing.T) {
 		return nil
 	})
 
+	// The Role is not watched (docs/olm.md, "Watching the OperatorCondition's Role"): a
+	// deleted Role comes back with the next change of the OperatorCondition.
+	if err := env.Client.Delete(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: old.Name}}); err != nil {
+		t.Fatal(err)
+	}
+	touched := cond.DeepCopy()
+	touched.Annotations = map[string]string{"example.com/touched": "yes"}
+	if err := env.Client.Update(ctx, touched); err != nil {
+		t.Fatal(err)
+	}
+	olmtest.Eventually(t, "the deleted Role made again after the OperatorCondition changed", func() error {
+		return env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: old.Name}, &rbacv1.Role{})
+	})
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: old.Name}, cond); err != nil {
+		t.Fatal(err)
+	}
+
 	operator := asServiceAccount(t, env, ns, "widget-operator")
 	setUpgradeable(t, operator, ns, old.Name, metav1.ConditionFalse, "migration in progress")
 	if err := operator.Status().Update(ctx, cond); err == nil {
