@@ -371,6 +371,14 @@ func previewOutcome(t *testing.T, kubeVersion string, c compareCase) outcome {
 // given, and returns the outcome it predicts, with the check's result.
 func previewTree(t *testing.T, tree *sources.Tree, state *preview.ClusterState, opts preview.Options) (outcome, *check.Result) {
 	t.Helper()
+	rep, res := previewReport(t, tree, state, opts)
+	return clusterOutcome(rep, ""), res
+}
+
+// previewReport runs `check`'s preview on a repository, the cluster state given for every
+// cluster, and returns its report with the check's result.
+func previewReport(t *testing.T, tree *sources.Tree, state *preview.ClusterState, opts preview.Options) (*report.Report, *check.Result) {
+	t.Helper()
 	opts.ClusterStates = map[string]*preview.ClusterState{"": state}
 	stage := preview.New(opts)
 	res, err := check.Run(context.Background(), tree, check.Options{Stages: []check.Stage{stage}})
@@ -384,14 +392,23 @@ func previewTree(t *testing.T, tree *sources.Tree, state *preview.ClusterState, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rep, res
+}
+
+// clusterOutcome is the outcome the preview predicts for one cluster of the report.
+func clusterOutcome(rep *report.Report, cluster string) outcome {
 	out := outcome{Subscriptions: map[string]subOutcome{}, Groups: map[string][]string{}}
 	for _, s := range rep.Subscriptions {
-		out.Subscriptions[s.Namespace+"/"+s.Name] = expected(s)
+		if s.Cluster == cluster {
+			out.Subscriptions[s.Namespace+"/"+s.Name] = expected(s)
+		}
 	}
 	for _, g := range rep.OperatorGroups {
-		out.Groups[g.Namespace+"/"+g.Name] = g.TargetNamespaces
+		if g.Cluster == cluster {
+			out.Groups[g.Namespace+"/"+g.Name] = g.TargetNamespaces
+		}
 	}
-	return out, res
+	return out
 }
 
 // expected is what the controllers should show for a previewed Subscription: its first
