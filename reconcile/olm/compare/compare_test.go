@@ -104,7 +104,11 @@ func TestPreviewMatchesControllers(t *testing.T) {
 			c.images = reg.ImageOptions(catalog.ImageOptions{CacheDir: t.TempDir()})
 		}
 	}
+	// The generated cases and the examples run side by side (each group is parallel): the
+	// examples' own control planes start while the cases run. The summary is logged once
+	// both are done.
 	t.Run("generated", func(t *testing.T) {
+		t.Parallel()
 		for i, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
@@ -113,6 +117,7 @@ func TestPreviewMatchesControllers(t *testing.T) {
 		}
 	})
 	t.Run("examples", func(t *testing.T) {
+		t.Parallel()
 		for _, ex := range examples {
 			t.Run(ex.dir, func(t *testing.T) {
 				t.Parallel()
@@ -129,8 +134,10 @@ func TestPreviewMatchesControllers(t *testing.T) {
 			fbc++
 		}
 	}
-	t.Logf("%d generated cases (%d with a channel fast, %d with a file-based catalog and olm.package.required) and %d examples in %s",
-		len(cases), fast, fbc, len(examples), time.Since(began).Round(time.Second))
+	t.Cleanup(func() {
+		t.Logf("%d generated cases (%d with a channel fast, %d with a file-based catalog and olm.package.required) and %d examples in %s",
+			len(cases), fast, fbc, len(examples), time.Since(began).Round(time.Second))
+	})
 }
 
 func runCase(t *testing.T, env *testenv.Env, kubeVersion string, c compareCase, id string) {
