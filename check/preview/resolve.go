@@ -3,9 +3,11 @@ package preview
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"maps"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
@@ -63,6 +65,7 @@ func (s *Stage) previewCluster(ctx context.Context, tree *sources.Tree, in *poli
 	if s.opts.Base != nil {
 		assumeBase(v, s.opts.Base.runsOf(in.Cluster))
 	}
+	v.warnUnknownCatalogs(contents, marketplace)
 	resolver := s.resolver(cats, marketplace)
 	results := resolveNamespaces(resolver, v)
 	p := &clusterPreview{name: in.Cluster, warnings: v.warnings, runs: map[string]*run{},
@@ -287,4 +290,38 @@ func lastOf(s []string) string {
 		return ""
 	}
 	return s[len(s)-1]
+}
+
+// warnUnknownCatalogs says which fact the preview lacks for every CatalogSource of the
+// cluster a namespace with Subscriptions sees but whose content it was not given: it
+// resolves as if that catalog served nothing, where OLM reads it for every such namespace
+// (a bundle it serves can change what is installed) and, while it cannot be read, fails
+// every Subscription of those namespaces (olm-behaviour 5.5, "error using catalogsource").
+func (v *view) warnUnknownCatalogs(contents map[resolve.CatalogKey]*catalog.Catalog, marketplace string) {
+	subscribed := map[string]bool{}
+	for _, e := range v.subscriptions {
+		subscribed[e.sub.Namespace] = true
+	}
+	for _, c := range v.catalogSources {
+		key := resolve.CatalogKey{Name: c.Name, Namespace: c.Namespace}
+		if _, given := contents[key]; given {
+			continue
+		}
+		var seen []string
+		for _, ns := range slices.Sorted(maps.Keys(subscribed)) {
+			if ns == c.Namespace || c.Namespace == marketplace && !excludesGlobalCatalogs(v, ns) {
+				seen = append(seen, ns)
+			}
+		}
+		if len(seen) == 0 {
+			continue
+		}
+		w := report.Warning{Message: fmt.Sprintf("olm preview: CatalogSource %s/%s is seen by the Subscriptions of %s, but its content was not given (--catalog %s/%s=SRC, or catalogs in olmsync.yaml): "+
+			"the preview resolves as if it served nothing, where OLM reads it (a bundle it serves can change what is installed) and, while it cannot be read, fails every Subscription of those namespaces",
+			c.Namespace, c.Name, strings.Join(seen, ", "), c.Name, c.Namespace)}
+		if ref := v.catalogRefs[key]; ref != nil {
+			w.File, w.Line, w.Apps = ref.file, ref.line, []string{ref.app}
+		}
+		v.warnings = append(v.warnings, w)
+	}
 }

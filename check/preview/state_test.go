@@ -211,3 +211,49 @@ func TestGlobalCatalogNamespace(t *testing.T) {
 		})
 	}
 }
+
+// TestPreviewWarnsOfCatalogsItWasNotGiven: a CatalogSource of Git that a namespace with
+// Subscriptions sees (in the global catalog namespace, or its own), whose content the preview
+// was not given, is a warning naming the fact the preview lacks, where Git declares it; a
+// catalog no such namespace sees, or one whose content was given, is not.
+func TestPreviewWarnsOfCatalogsItWasNotGiven(t *testing.T) {
+	catsrc := func(ns, name string) string {
+		return "apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata:\n  name: " + name + "\n  namespace: " + ns +
+			"\nspec:\n  sourceType: grpc\n  image: registry.example.com/" + name + ":v1\n"
+	}
+	tests := []struct {
+		name string
+		repo files
+		want string // the warning's file, or "" for none
+	}{
+		{"global, not given", files{"team-w/internal.yaml": catsrc("openshift-marketplace", "internal")}, "team-w/internal.yaml"},
+		{"the namespace's own, not given", files{"team-w/own.yaml": catsrc("team-w", "own")}, "team-w/own.yaml"},
+		{"another namespace's", files{"team-w/other.yaml": catsrc("elsewhere", "other")}, ""},
+		{"given", files{"team-w/widgets.yaml": catsrc("openshift-marketplace", "widgets-catalog")}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, rep := checkWith(t, writeTree(t, widgetsRepo(tt.repo)), Options{
+				Catalogs:      []CatalogSpec{crdCatalog},
+				ClusterStates: map[string]*ClusterState{"": loadCRDState(t, nil)},
+			})
+			var got []report.Warning
+			for _, w := range rep.Warnings {
+				if strings.Contains(w.Message, "its content was not given") {
+					got = append(got, w)
+				}
+			}
+			if tt.want == "" {
+				if len(got) != 0 {
+					t.Fatalf("warnings %+v, want none", got)
+				}
+				return
+			}
+			if len(got) != 1 || got[0].File != tt.want || got[0].Line != 1 ||
+				!strings.Contains(got[0].Message, "is seen by the Subscriptions of team-w") ||
+				!strings.Contains(got[0].Message, "fails every Subscription of those namespaces") {
+				t.Fatalf("warnings %+v, want one at %s:1 naming team-w", got, tt.want)
+			}
+		})
+	}
+}

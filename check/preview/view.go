@@ -63,6 +63,8 @@ type view struct {
 	subscriptions  []*subscriptionEntry
 	csvs           []v1alpha1.ClusterServiceVersion
 	catalogSources []v1alpha1.CatalogSource
+	// catalogRefs are where Git declares its CatalogSources.
+	catalogRefs map[resolve.CatalogKey]*gitRef
 	// catalogSourcesListed: catalogSources are all the cluster has (ClusterState.CatalogSourcesListed).
 	catalogSourcesListed bool
 	// serviceAccounts are the cluster's and Git's, by namespace/name.
@@ -186,6 +188,10 @@ func (v *view) addGit(app string, o policy.Object) {
 		v.csvs = append(v.csvs, *x)
 	case *v1alpha1.CatalogSource:
 		x.Namespace = o.Namespace
+		if v.catalogRefs == nil {
+			v.catalogRefs = map[resolve.CatalogKey]*gitRef{}
+		}
+		v.catalogRefs[resolve.CatalogKey{Name: x.Name, Namespace: x.Namespace}] = ref
 		v.catalogSources = slices.DeleteFunc(v.catalogSources, func(c v1alpha1.CatalogSource) bool {
 			return c.Namespace == x.Namespace && c.Name == x.Name
 		})
