@@ -45,8 +45,9 @@ func (b *builder) buildCached(p *plan) ([]*Object, []Diagnostic, error) {
 		return objs, nil, nil
 	}
 	objs, lines, err := b.buildApp(p)
-	if err == nil && len(lines) == 0 {
+	if err == nil && len(lines) == 0 && key != "" {
 		b.opts.Cache.put(key, objs)
+		b.remember(p, key)
 	}
 	return objs, lines, err
 }

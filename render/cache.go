@@ -27,16 +27,21 @@ import (
 type Cache struct {
 	mu      sync.Mutex
 	entries map[string][]*Object
+	// plans are, by app, what its last cached build was planned from (memory only): a
+	// later render whose files under those folders are the same takes the build without
+	// planning the app again.
+	plans map[string]planEntry
 	// dir, when set, keeps entries on disk too, for the next process (NewDiskCache).
 	dir string
 	// version is olmsync's version: an entry another version wrote is another key.
 	version string
-	// Hits and Misses count lookups, for tests and benchmarks.
-	Hits, Misses atomic.Int64
+	// Hits and Misses count lookups, for tests and benchmarks; Reused counts the apps taken
+	// without being planned again.
+	Hits, Misses, Reused atomic.Int64
 }
 
 // NewCache returns an empty cache held in memory.
-func NewCache() *Cache { return &Cache{entries: map[string][]*Object{}} }
+func NewCache() *Cache { return &Cache{entries: map[string][]*Object{}, plans: map[string]planEntry{}} }
 
 // NewDiskCache returns a cache that also keeps its entries in dir (created when missing),
 // one file per app build named by its key, so that the next run — the next CI job with the
@@ -47,7 +52,7 @@ func NewDiskCache(dir, version string) (*Cache, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("render cache: %w", err)
 	}
-	return &Cache{entries: map[string][]*Object{}, dir: dir, version: version}, nil
+	return &Cache{entries: map[string][]*Object{}, plans: map[string]planEntry{}, dir: dir, version: version}, nil
 }
 
 // maxEntryBytes bounds a cache file read back: a larger one is not an entry olmsync wrote.
@@ -158,12 +163,31 @@ func cloneObjects(objs []*Object) []*Object {
 	return out
 }
 
+// cacheable reports whether builds may be cached at all. Decrypted objects are never
+// cached (the cache may be written to disk), nor builds that can reach past the repository.
+func (b *builder) cacheable() bool {
+	o := b.opts
+	return o.Cache != nil && o.Decryption == nil && !o.AllowRemoteBases && !o.EnableExecPlugins && !o.EnableContainerPlugins && !o.EnableHelm
+}
+
 // cacheKey is the digest of an app's inputs; "" when the app must not be cached.
 func (b *builder) cacheKey(p *plan) string {
-	// Decrypted objects are never cached: the cache may be written to disk.
-	if b.opts.Cache == nil || b.opts.Decryption != nil || b.opts.AllowRemoteBases || b.opts.EnableExecPlugins || b.opts.EnableContainerPlugins || b.opts.EnableHelm {
+	if !b.cacheable() {
 		return ""
 	}
+	if p.kust == nil {
+		return b.digest(p.app, slices.Clone(p.files))
+	}
+	files, ok := b.filesUnderAll(slices.Collect(maps.Keys(p.folders)))
+	if !ok {
+		return ""
+	}
+	return b.digest(p.app, files)
+}
+
+// digest is the digest of an app's settings, the render's version and the given files'
+// names and contents; "" when one cannot be read.
+func (b *builder) digest(app *App, files []string) string {
 	h := sha256.New()
 	write := func(parts ...string) {
 		for _, s := range parts {
@@ -171,29 +195,11 @@ func (b *builder) cacheKey(p *plan) string {
 			h.Write([]byte{0})
 		}
 	}
-	app, err := json.Marshal(p.app)
+	settings, err := json.Marshal(app)
 	if err != nil {
 		return ""
 	}
-	write(cacheVersion, b.opts.Cache.version, string(app))
-	var files []string
-	if p.kust == nil {
-		files = slices.Clone(p.files)
-	} else {
-		seen := map[string]bool{}
-		for _, dir := range slices.Sorted(maps.Keys(p.folders)) {
-			under, ok := b.r.filesUnder(dir)
-			if !ok {
-				return ""
-			}
-			for _, f := range under {
-				if !seen[f] {
-					seen[f] = true
-					files = append(files, f)
-				}
-			}
-		}
-	}
+	write(cacheVersion, b.opts.Cache.version, string(settings))
 	slices.Sort(files)
 	for _, f := range files {
 		data, err := b.r.readFile(f)
@@ -203,6 +209,94 @@ func (b *builder) cacheKey(p *plan) string {
 		write(f, string(data))
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// filesUnderAll lists every file under the folders, each once.
+func (b *builder) filesUnderAll(folders []string) ([]string, bool) {
+	seen := map[string]bool{}
+	var files []string
+	for _, dir := range folders {
+		under, ok := b.r.filesUnder(dir)
+		if !ok {
+			return nil, false
+		}
+		for _, f := range under {
+			if !seen[f] {
+				seen[f] = true
+				files = append(files, f)
+			}
+		}
+	}
+	return files, true
+}
+
+// planEntry is what an app's cached build was planned from: the folders its inputs are in
+// (the include graph's, or a plain folder), the digest of every file under them (inputs;
+// for a kustomization the build's own key), the build's key, and what planning said
+// (warnings, the file build errors name).
+type planEntry struct {
+	folders  []string
+	inputs   string
+	key      string
+	warnings []Diagnostic
+	file     string
+}
+
+// planKey is an app's entry in Cache.plans: its settings and the render's version.
+func (b *builder) planKey(app *App) string {
+	return b.digest(app, nil)
+}
+
+// remember records the plan of a build just cached under key.
+func (b *builder) remember(p *plan, key string) {
+	e := planEntry{key: key, warnings: slices.Clone(p.warnings), file: p.file(), inputs: key}
+	if p.kust == nil {
+		// The key covers the manifest files planning found; a file added beside them must
+		// make the next render plan again, so inputs covers everything under the folder.
+		e.folders = []string{p.app.Path}
+		files, ok := b.filesUnderAll(e.folders)
+		if !ok {
+			return
+		}
+		e.inputs = b.digest(p.app, files)
+	} else {
+		e.folders = slices.Sorted(maps.Keys(p.folders))
+	}
+	if e.inputs == "" {
+		return
+	}
+	c := b.opts.Cache
+	k := b.planKey(p.app)
+	c.mu.Lock()
+	c.plans[k] = e
+	c.mu.Unlock()
+}
+
+// reuse takes an app's build from the cache without planning it, when an earlier render
+// with this Cache built it and every file under the folders its inputs were in is the same
+// (names and contents: a file added or removed there changes the digest too). It returns
+// the objects and the warnings its planning gave.
+func (b *builder) reuse(app *App) ([]*Object, *planEntry, bool) {
+	if !b.cacheable() {
+		return nil, nil, false
+	}
+	c := b.opts.Cache
+	c.mu.Lock()
+	e, ok := c.plans[b.planKey(app)]
+	c.mu.Unlock()
+	if !ok {
+		return nil, nil, false
+	}
+	files, ok := b.filesUnderAll(e.folders)
+	if !ok || b.digest(app, files) != e.inputs {
+		return nil, nil, false
+	}
+	objs, ok := c.get(e.key)
+	if !ok {
+		return nil, nil, false
+	}
+	c.Reused.Add(1)
+	return objs, &e, true
 }
 
 // filesUnder lists the files below a folder (all depths, .git left out), repository-

@@ -149,3 +149,69 @@ func TestDiskCache(t *testing.T) {
 		t.Errorf("one input changed: %d hits, %d misses; want %d, 1", fourth.Hits.Load(), fourth.Misses.Load(), apps-1)
 	}
 }
+
+// TestCacheReusesUnchangedAppsUnplanned: a second render with the same Cache takes every
+// app whose files are unchanged without planning it again (Cache.Reused), with the same
+// objects and the warnings its planning gave; a file added beside a plain folder's
+// manifests, a file added under a kustomization's include graph and a changed byte in a
+// shared base each make that app planned and built again, never taken stale.
+func TestCacheReusesUnchangedAppsUnplanned(t *testing.T) {
+	cm := func(name string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\ndata:\n  k: v\n"
+	}
+	files := files{
+		"olmsync.yaml":             "apps:\n- {name: k, path: k, namespace: ns}\n- {name: plain, path: plain, namespace: ns}\n",
+		"k/kustomization.yaml":     "bases:\n- ../base\n", // deprecated: a planning warning
+		"base/kustomization.yaml":  "resources:\n- cm.yaml\n",
+		"base/cm.yaml":             cm("from-base"),
+		"plain/cm.yaml":            cm("plain"),
+		"elsewhere/unrelated.yaml": cm("unrelated"),
+	}
+	c := NewCache()
+	render := func(fs map[string]string, cache *Cache) *Result {
+		fsys, root := memRepo(t, fs)
+		return renderRepo(t, fsys, root, Options{Cache: cache})
+	}
+	step := func(name string, fs map[string]string, wantReused int64) *Result {
+		t.Helper()
+		c.Reused.Store(0)
+		got := render(fs, c)
+		if c.Reused.Load() != wantReused {
+			t.Errorf("%s: %d apps reused unplanned, want %d", name, c.Reused.Load(), wantReused)
+		}
+		fresh := render(fs, nil)
+		if diff := cmp.Diff(objectsOf(fresh), objectsOf(got)); diff != "" {
+			t.Errorf("%s: cached render differs from a fresh one (-fresh +cached):\n%s", name, diff)
+		}
+		if diff := cmp.Diff(fresh.Warnings, got.Warnings); diff != "" {
+			t.Errorf("%s: warnings differ from a fresh render's (-fresh +cached):\n%s", name, diff)
+		}
+		return got
+	}
+	first := step("first render", files, 0)
+	if len(first.Warnings) == 0 {
+		t.Fatal("no planning warning for bases: the test would not see a lost one")
+	}
+	step("same files", files, 2)
+	step("a file outside both apps", with(files, "elsewhere/new.yaml", cm("new")), 2)
+
+	added := with(files, "plain/extra.yaml", cm("extra"))
+	got := step("a manifest added to the plain folder", added, 1)
+	if n := len(appNamed(t, got, "plain").Objects); n != 2 {
+		t.Errorf("plain folder after a file was added: %d objects, want 2", n)
+	}
+	step("a file added under the include graph", with(added, "base/notes.txt", "not a manifest\n"), 1)
+
+	changed := with(added, "base/cm.yaml", cm("from-base-changed"))
+	got = step("a byte changed in the base", changed, 1)
+	if name := appNamed(t, got, "k").Objects[0].Manifest.GetName(); name != "from-base-changed" {
+		t.Errorf("app k after its base changed: %s, want from-base-changed", name)
+	}
+}
+
+// with is a copy of fs with one file set.
+func with(fs map[string]string, path, content string) map[string]string {
+	out := maps.Clone(fs)
+	out[path] = content
+	return out
+}

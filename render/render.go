@@ -157,9 +157,17 @@ func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, e
 	}
 
 	// Plan every app first: it reads every file once (shared bases are parsed once) and
-	// tells whether kustomize's stray output must be captured before any build starts.
+	// tells whether kustomize's stray output must be captured before any build starts. An
+	// app whose inputs an earlier render with the same Cache built, unchanged, is taken
+	// from it unplanned (a pull request's head: most apps are as in the base).
+	b := &builder{r: r, opts: &opts}
 	plans := make([]*plan, len(res.Apps))
+	reused := make([]*planEntry, len(res.Apps))
 	parallel(ctx, opts.Parallelism, len(res.Apps), func(i int) {
+		if objs, e, ok := b.reuse(&res.Apps[i].App); ok {
+			res.Apps[i].Objects, reused[i] = objs, e
+			return
+		}
 		p, berr := planApp(r, &opts, &res.Apps[i].App)
 		if berr != nil {
 			res.Apps[i].Err = berr
@@ -182,8 +190,13 @@ func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, e
 	kustomizeState.Lock()
 	parseSchema()
 	kustomizeState.Unlock()
-	b := &builder{r: r, opts: &opts}
 	parallel(ctx, opts.Parallelism, len(res.Apps), func(i int) {
+		if e := reused[i]; e != nil {
+			if perr := opts.PostBuild.apply(res.Apps[i].Objects); perr != nil {
+				res.Apps[i].Objects, res.Apps[i].Err = nil, &BuildError{App: res.Apps[i].ID(), File: e.file, Err: perr}
+			}
+			return
+		}
 		if plans[i] == nil {
 			return
 		}
@@ -213,6 +226,11 @@ func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, e
 		}
 		if plans[i] != nil {
 			for _, w := range plans[i].warnings {
+				warnings.add(w)
+			}
+		}
+		if reused[i] != nil {
+			for _, w := range reused[i].warnings {
 				warnings.add(w)
 			}
 		}
