@@ -199,7 +199,8 @@ func (d *Decryption) noKeyReason(e *sops.NoKeyError) string {
 	recipients := strings.Join(e.Recipients, ", ")
 	switch {
 	case e.Groups > 1:
-		return fmt.Sprintf("the file's data key is split across %d key groups (Shamir), which olmsync does not combine; its age recipients: %s", e.Groups, recipients)
+		return fmt.Sprintf("the file's data key is split across %d key groups (Shamir), %d of which open it, and the decryption Secret's age identities open %d; its age recipients: %s",
+			e.Groups, e.Threshold, e.Opened, recipients)
 	case len(e.Recipients) == 0:
 		return "the file's data key is encrypted for no age recipient, and olmsync decrypts with age identities only"
 	case len(d.identities) == 0:

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/olmsync/olmsync/internal/sopstest"
 )
 
@@ -204,6 +206,31 @@ func TestDecryptWrongKey(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "hunter2") {
 		t.Error("the error holds the plaintext")
+	}
+}
+
+// TestDecryptKeyGroups: a Secret whose data key sops split across key groups (Shamir)
+// decrypts with identities of enough groups; with too few, the error says how many groups
+// open it and how many the Secret's identities opened.
+func TestDecryptKeyGroups(t *testing.T) {
+	k1, k2, k3 := sopstest.NewKey(t), sopstest.NewKey(t), sopstest.NewKey(t)
+	groups := func(t *testing.T) files {
+		enc := sopstest.EncryptGroups(t, []byte(plainSecret), sopstest.YAML, 2, []*sopstest.Key{k1}, []*sopstest.Key{k2}, []*sopstest.Key{k3})
+		return files{"app/kustomization.yaml": "resources: [secret.sops.yaml]\n", "app/secret.sops.yaml": string(enc)}
+	}
+	fsys, root := memRepo(t, groups(t))
+	res := renderRepo(t, fsys, root, Options{Decryption: decryptionOf(t, k1, k3)})
+	if err := res.Apps[0].Err; err != nil || len(res.Apps[0].Objects) != 1 {
+		t.Fatalf("two groups of three: %v", err)
+	}
+	if v, _, _ := unstructured.NestedString(res.Apps[0].Objects[0].Manifest.Object, "stringData", "password"); v != "hunter2-plaintext" {
+		t.Errorf("stringData.password = %q, want the plaintext", v)
+	}
+	fsys, root = memRepo(t, groups(t))
+	res = renderRepo(t, fsys, root, Options{Decryption: decryptionOf(t, k2)})
+	want := "the file's data key is split across 3 key groups (Shamir), 2 of which open it, and the decryption Secret's age identities open 1"
+	if err := res.Apps[0].Err; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("one group of three: %v, want it to say %q", err, want)
 	}
 }
 

@@ -1,6 +1,7 @@
 package sopstest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -77,21 +78,38 @@ func storeFor(f Format) store {
 // every value.
 func Encrypt(t testing.TB, plain []byte, f Format, regex string, keys ...*Key) []byte {
 	t.Helper()
+	return encrypt(t, plain, f, regex, 0, keys)
+}
+
+// EncryptGroups encrypts plain, a document of format f, with its data key split by Shamir
+// across key groups (one per keys slice), threshold of which open it, as sops does for a
+// .sops.yaml creation rule with key_groups and shamir_threshold.
+func EncryptGroups(t testing.TB, plain []byte, f Format, threshold int, groups ...[]*Key) []byte {
+	t.Helper()
+	return encrypt(t, plain, f, "", threshold, groups...)
+}
+
+func encrypt(t testing.TB, plain []byte, f Format, regex string, threshold int, groups ...[]*Key) []byte {
+	t.Helper()
 	s := storeFor(f)
 	branches, err := s.LoadPlainFile(plain)
 	if err != nil {
 		t.Fatalf("sops: load plain %s: %v", f, err)
 	}
-	var group sops.KeyGroup
-	for _, k := range keys {
-		mk, err := sopsage.MasterKeyFromRecipient(k.Recipient())
-		if err != nil {
-			t.Fatal(err)
+	var keyGroups []sops.KeyGroup
+	for _, keys := range groups {
+		var group sops.KeyGroup
+		for _, k := range keys {
+			mk, err := sopsage.MasterKeyFromRecipient(k.Recipient())
+			if err != nil {
+				t.Fatal(err)
+			}
+			group = append(group, mk)
 		}
-		group = append(group, mk)
+		keyGroups = append(keyGroups, group)
 	}
 	tree := sops.Tree{Branches: branches, Metadata: sops.Metadata{
-		KeyGroups: []sops.KeyGroup{group}, EncryptedRegex: regex, Version: "3.13.3"}}
+		KeyGroups: keyGroups, ShamirThreshold: threshold, EncryptedRegex: regex, Version: "3.13.3"}}
 	// The local key service encrypts the data key for each age recipient; it needs no
 	// identity to do so.
 	dataKey, errs := tree.GenerateDataKeyWithKeyServices([]keyservice.KeyServiceClient{keyservice.NewLocalClient()})
@@ -123,9 +141,13 @@ type decryptStore interface {
 // Decrypt is sops's own decryption of data, a document of format f encrypted for key,
 // as `sops --decrypt` emits it: what olmsync's decryption is compared with. It sets
 // SOPS_AGE_KEY for the test, which is where sops's key service finds the identity.
-func Decrypt(t *testing.T, data []byte, f Format, key *Key) []byte {
+func Decrypt(t *testing.T, data []byte, f Format, key *Key, more ...*Key) []byte {
 	t.Helper()
-	t.Setenv("SOPS_AGE_KEY", key.Identity())
+	ids := []string{key.Identity()}
+	for _, k := range more {
+		ids = append(ids, k.Identity())
+	}
+	t.Setenv("SOPS_AGE_KEY", strings.Join(ids, "\n"))
 	s := storeFor(f).(decryptStore)
 	tree, err := s.LoadEncryptedFile(data)
 	if err != nil {

@@ -18,8 +18,8 @@ type NoKeyError struct {
 	// Recipients are the document's age recipients (public keys), for the message.
 	Recipients []string
 	// Groups is how many key groups the data key is split across (Shamir), when more than
-	// one: olmsync does not combine them.
-	Groups int
+	// one; Threshold is how many of them open it, and Opened how many the identities opened.
+	Groups, Threshold, Opened int
 }
 
 func (e *NoKeyError) Error() string {
@@ -83,7 +83,10 @@ type ageKey struct{ recipient, enc string }
 
 type metadata struct {
 	groups [][]ageKey
-	rules  *rules
+	// threshold is shamir_threshold: how many key groups' shares make the data key (0:
+	// every group's, as sops reads it).
+	threshold int
+	rules     *rules
 }
 
 // loadEncrypted reads a document and takes its sops metadata out of it: a top-level
@@ -293,6 +296,13 @@ func readMetadata(m map[string]any) (*metadata, error) {
 	default:
 		return nil, errors.New("No keys found in file")
 	}
+	if t := str(m, "shamir_threshold"); t != "" {
+		n, err := strconv.Atoi(t)
+		if err != nil || n < 0 {
+			return nil, errors.New("the file's shamir_threshold is not a count")
+		}
+		md.threshold = n
+	}
 	set := 0
 	for _, r := range []struct {
 		name string
@@ -343,22 +353,58 @@ func (m *metadata) dataKey(ids []age.Identity) ([]byte, error) {
 		}
 	}
 	if len(m.groups) > 1 {
-		return nil, &NoKeyError{Recipients: recipients, Groups: len(m.groups)}
+		return m.combinedKey(ids, recipients)
 	}
 	if len(ids) > 0 {
 		for _, g := range m.groups {
-			for _, k := range g {
-				r, err := age.Decrypt(armor.NewReader(strings.NewReader(k.enc)), ids...)
-				if err != nil {
-					continue
-				}
-				key, err := io.ReadAll(io.LimitReader(r, maxDataKey+1))
-				if err != nil || len(key) > maxDataKey {
-					continue
-				}
-				return bytes.Clone(key), nil
+			if key, ok := openAny(g, ids); ok {
+				return key, nil
 			}
 		}
 	}
 	return nil, &NoKeyError{Recipients: recipients}
+}
+
+// combinedKey is the data key of a document whose key groups each hold a Shamir share of
+// it (sops's key_groups with shamir_threshold): the share of every group one of the
+// identities opens, combined once there are threshold of them.
+func (m *metadata) combinedKey(ids []age.Identity, recipients []string) ([]byte, error) {
+	threshold := m.threshold
+	if threshold == 0 {
+		threshold = len(m.groups)
+	}
+	var shares [][]byte
+	for _, g := range m.groups {
+		if share, ok := openAny(g, ids); ok {
+			shares = append(shares, share)
+		}
+	}
+	if len(shares) < threshold {
+		return nil, &NoKeyError{Recipients: recipients, Groups: len(m.groups), Threshold: threshold, Opened: len(shares)}
+	}
+	key, err := combineShares(shares[:threshold])
+	if err != nil {
+		return nil, &LoadError{Err: err}
+	}
+	return key, nil
+}
+
+// openAny opens what a key group holds (the data key, or its share of it) with the first
+// of the group's age recipients the identities decrypt.
+func openAny(g []ageKey, ids []age.Identity) ([]byte, bool) {
+	if len(ids) == 0 {
+		return nil, false
+	}
+	for _, k := range g {
+		r, err := age.Decrypt(armor.NewReader(strings.NewReader(k.enc)), ids...)
+		if err != nil {
+			continue
+		}
+		key, err := io.ReadAll(io.LimitReader(r, maxDataKey+1))
+		if err != nil || len(key) > maxDataKey {
+			continue
+		}
+		return bytes.Clone(key), true
+	}
+	return nil, false
 }
