@@ -29,6 +29,8 @@ func FuzzDecryptDocument(f *testing.F) {
 	} {
 		f.Add(sopstest.Encrypt(f, []byte(s.plain), s.f, "", key), uint8(s.fmt), uint8(s.fmt))
 	}
+	// Key groups split by Shamir: the fuzzer mutates shares and thresholds too.
+	f.Add(sopstest.EncryptGroups(f, []byte(yamlDoc), sopstest.YAML, 2, []*sopstest.Key{key}, []*sopstest.Key{key}, []*sopstest.Key{sopstest.NewKey(f)}), uint8(YAML), uint8(YAML))
 	f.Add([]byte("a: &a [*a, *a]\nsops: {age: [{enc: x}]}\n"), uint8(YAML), uint8(JSON))
 	f.Fuzz(func(t *testing.T, data []byte, in, out uint8) {
 		inF, outF := Format(in%5), Format(out%5)
