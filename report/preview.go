@@ -66,8 +66,16 @@ type PreviewEnd struct {
 	Outcome *PreviewOutcome `json:"outcome,omitempty"`
 	// Plan is the last InstallPlan of the Subscription when it never completes: the
 	// controllers stop there (a scoped install's ServiceAccount may not execute a step, or
-	// the namespace's service-account check fails). Its CSVNames are left out.
-	Plan *PreviewPlan `json:"plan,omitempty"`
+	// the namespace's service-account check fails).
+	Plan *PreviewPlanState `json:"plan,omitempty"`
+}
+
+// PreviewPlanState is where an InstallPlan stays when it never completes: its phase
+// (Installing), status.message, and the Installed condition's InstallCheckFailed message.
+type PreviewPlanState struct {
+	Phase              string `json:"phase"`
+	Message            string `json:"message,omitempty"`
+	InstallCheckFailed string `json:"installCheckFailed,omitempty"`
 }
 
 // PreviewBrings is what one bundle brings: the CRDs it applies, the install modes it

@@ -39,7 +39,7 @@ type world struct {
 	// its content: what it installs is not known, so settle stops there.
 	unknown map[string]bool
 	// stuck are the plans (by Subscription) that stay Installing.
-	stuck map[string]*report.PreviewPlan
+	stuck map[string]*report.PreviewPlanState
 	ends  map[string]*report.PreviewEnd
 }
 
@@ -52,7 +52,7 @@ type world struct {
 // was to replace still in the namespace) is what the next round finds. It returns where
 // each Subscription ends, by namespace/name.
 func settle(r *resolve.Resolver, v *view, results map[string]*resolve.Result) map[string]*report.PreviewEnd {
-	w := &world{v: v, waiting: map[string]bool{}, unknown: map[string]bool{}, stuck: map[string]*report.PreviewPlan{}, ends: map[string]*report.PreviewEnd{}}
+	w := &world{v: v, waiting: map[string]bool{}, unknown: map[string]bool{}, stuck: map[string]*report.PreviewPlanState{}, ends: map[string]*report.PreviewEnd{}}
 	for i := range v.csvs {
 		if !groups.IsCopied(&v.csvs[i]) {
 			w.csvs = append(w.csvs, *v.csvs[i].DeepCopy())
@@ -294,7 +294,7 @@ func (w *world) executed(ns string, part *resolve.Result) map[string]bool {
 		}
 	}
 	if stop < len(steps) {
-		pp := &report.PreviewPlan{Phase: string(v1alpha1.InstallPlanPhaseInstalling), Message: x.message, InstallCheckFailed: x.checkFailed}
+		pp := &report.PreviewPlanState{Phase: string(v1alpha1.InstallPlanPhaseInstalling), Message: x.message, InstallCheckFailed: x.checkFailed}
 		for _, sr := range part.Subscriptions {
 			w.stuck[ns+"/"+sr.Name] = pp
 		}
