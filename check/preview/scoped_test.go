@@ -241,3 +241,95 @@ func TestReadClusterRBAC(t *testing.T) {
 		}
 	}
 }
+
+// TestPreviewScopedInstallRefusedAfterTheCSV: the account may create CSVs and nothing else.
+// The executor creates the CSV (the first step) and is refused the ServiceAccount its
+// permissions name: the plan stays Installing with that refusal, and the CSV is installed —
+// the Subscription's end has it, with its outcome.
+func TestPreviewScopedInstallRefusedAfterTheCSV(t *testing.T) {
+	catalog := t.TempDir()
+	for name, content := range map[string]string{
+		"gadgets/gadgets.package.yaml": "packageName: gadgets\ndefaultChannel: stable\nchannels:\n- {name: stable, currentCSV: gadgets.v0.1.0}\n",
+		"gadgets/0.1.0/gadgets.clusterserviceversion.yaml": `apiVersion: operators.coreos.com/v1alpha1
+kind: ClusterServiceVersion
+metadata: {name: gadgets.v0.1.0}
+spec:
+  displayName: gadgets
+  version: 0.1.0
+  installModes:
+  - {type: OwnNamespace, supported: true}
+  - {type: SingleNamespace, supported: true}
+  - {type: MultiNamespace, supported: false}
+  - {type: AllNamespaces, supported: false}
+  install:
+    strategy: deployment
+    spec:
+      permissions:
+      - serviceAccountName: gadgets-operator
+        rules: [{apiGroups: [""], resources: [configmaps], verbs: [get]}]
+      deployments:
+      - name: gadgets
+        spec:
+          selector: {matchLabels: {app: gadgets}}
+          template:
+            metadata: {labels: {app: gadgets}}
+            spec:
+              serviceAccountName: gadgets-operator
+              containers:
+              - {name: manager, image: example.com/gadgets:v0.1.0}
+`,
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(catalog, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(catalog, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repo := files{
+		"olmsync.yaml": "apps:\n- {name: cluster-scope, path: cluster-scope, clusterScope: true}\n",
+		"cluster-scope/group.yaml": "apiVersion: operators.coreos.com/v1\nkind: OperatorGroup\nmetadata: {name: og, namespace: team-x}\n" +
+			"spec:\n  targetNamespaces: [team-x]\n  serviceAccountName: installer\n",
+		"cluster-scope/subscription.yaml": sub("team-x", "gadgets", "gadgets", "stable", "gadgets-catalog", "Automatic"),
+		"cluster-scope/rbac.yaml": `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: installer, namespace: team-x}
+rules:
+- {apiGroups: [operators.coreos.com], resources: [clusterserviceversions], verbs: [create]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: installer, namespace: team-x}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: installer}
+subjects:
+- {kind: ServiceAccount, name: installer, namespace: team-x}
+`,
+	}
+	state := &ClusterState{
+		Namespaces:      []corev1.Namespace{{ObjectMeta: metav1.ObjectMeta{Name: "team-x"}}},
+		ServiceAccounts: []corev1.ServiceAccount{{ObjectMeta: metav1.ObjectMeta{Namespace: "team-x", Name: "installer"}}},
+	}
+	_, rep := checkWith(t, writeTree(t, repo), Options{
+		Catalogs:      []CatalogSpec{{Name: "gadgets-catalog", Source: catalog}},
+		ClusterStates: map[string]*ClusterState{"": state},
+	})
+	var got *report.SubscriptionPreview
+	for i := range rep.Subscriptions {
+		if rep.Subscriptions[i].Name == "gadgets" {
+			got = &rep.Subscriptions[i]
+		}
+	}
+	if got == nil || got.Plan == nil || got.End == nil {
+		t.Fatalf("preview of team-x/gadgets: %+v", got)
+	}
+	want := `retrying execution due to error: create ServiceAccount gadgets-operator: serviceaccounts is forbidden: User "system:serviceaccount:team-x:installer" cannot create resource "serviceaccounts" in API group "" in the namespace "team-x"`
+	if got.Plan.Phase != "Installing" || got.Plan.Message != want {
+		t.Errorf("plan %+v\nwant Installing with %s", got.Plan, want)
+	}
+	if p := got.End.Plan; p == nil || p.Message != want {
+		t.Errorf("end plan %+v", p)
+	}
+	if got.End.InstalledCSV != "gadgets.v0.1.0" || got.End.Outcome == nil || got.Outcome == nil {
+		t.Errorf("end %+v, outcome %+v: want gadgets.v0.1.0 installed", got.End, got.Outcome)
+	}
+}

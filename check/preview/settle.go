@@ -173,9 +173,10 @@ func (w *world) apply(ns string, res *resolve.Result) bool {
 		// The InstallPlan controller executes the plan up to the first step it cannot
 		// (view.execute): the CSVs after it are not created, and the plan stays Installing.
 		created := w.executed(ns, part)
-		if len(created) < len(part.Bundles) {
+		if stuck := w.stuck[key]; stuck != nil {
+			// It never completes: the Subscription waits on it, as on a plan awaiting approval.
 			w.waiting[key] = true
-			end.Plan = w.stuck[key]
+			end.Plan = stuck
 		}
 		for _, b := range part.Bundles {
 			if !created[b.Name] || w.csv(ns, b.Name) != nil {
