@@ -171,7 +171,8 @@ func TestReadClusterRBAC(t *testing.T) {
 	env := testenv.Get(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "rbac.yaml"), []byte(installerRBAC), 0o600); err != nil {
+	// A namespace of its own: the package's other live tests create team-x.
+	if err := os.WriteFile(filepath.Join(dir, "rbac.yaml"), []byte(strings.ReplaceAll(installerRBAC, "team-x", "team-rbac")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	folder, err := LoadClusterState(dir)
@@ -186,7 +187,7 @@ func TestReadClusterRBAC(t *testing.T) {
 		}},
 	}
 	objs := []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-x"}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-rbac"}},
 		&folder.Roles[0], &folder.RoleBindings[0], reader,
 		&rbacv1.ClusterRoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: "preview-reader-no-rbac"},
@@ -203,8 +204,8 @@ func TestReadClusterRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.RBACUnread != "" || !slices.ContainsFunc(st.Roles, func(r rbacv1.Role) bool { return r.Namespace == "team-x" && r.Name == "installer" }) ||
-		!slices.ContainsFunc(st.RoleBindings, func(b rbacv1.RoleBinding) bool { return b.Namespace == "team-x" && b.Name == "installer" }) ||
+	if st.RBACUnread != "" || !slices.ContainsFunc(st.Roles, func(r rbacv1.Role) bool { return r.Namespace == "team-rbac" && r.Name == "installer" }) ||
+		!slices.ContainsFunc(st.RoleBindings, func(b rbacv1.RoleBinding) bool { return b.Namespace == "team-rbac" && b.Name == "installer" }) ||
 		!slices.ContainsFunc(st.ClusterRoles, func(r rbacv1.ClusterRole) bool { return r.Name == reader.Name }) ||
 		!slices.ContainsFunc(st.ClusterRoleBindings, func(b rbacv1.ClusterRoleBinding) bool { return b.Name == reader.Name }) {
 		t.Errorf("RBAC read: unread %q, %d roles, %d bindings, %d cluster roles, %d cluster role bindings", st.RBACUnread, len(st.Roles), len(st.RoleBindings), len(st.ClusterRoles), len(st.ClusterRoleBindings))
@@ -221,22 +222,26 @@ func TestReadClusterRBAC(t *testing.T) {
 	if !strings.Contains(limited.RBACUnread, "forbidden") || len(limited.Roles)+len(limited.RoleBindings)+len(limited.ClusterRoles)+len(limited.ClusterRoleBindings) != 0 {
 		t.Fatalf("unread %q, %d roles", limited.RBACUnread, len(limited.Roles))
 	}
-	limited.ServiceAccounts = append(limited.ServiceAccounts, corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "team-x", Name: "installer"}})
+	// What the preview needs beyond RBAC, whatever the package's other tests left on the
+	// shared API server (they make team-x, with a group and a Subscription): team-rbac's
+	// account, and no list of CatalogSources to miss the fixture catalog's.
+	limited.ServiceAccounts = append(limited.ServiceAccounts, corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "team-rbac", Name: "installer"}})
+	limited.CatalogSourcesListed, limited.CatalogSources = false, nil
 	repo := files{
 		"olmsync.yaml": "apps:\n- {name: cluster-scope, path: cluster-scope, clusterScope: true}\n",
-		"cluster-scope/group.yaml": "apiVersion: operators.coreos.com/v1\nkind: OperatorGroup\nmetadata: {name: og, namespace: team-x}\n" +
-			"spec:\n  targetNamespaces: [team-x]\n  serviceAccountName: installer\n",
-		"cluster-scope/subscription.yaml": sub("team-x", "etcd", "etcd", "stable", "community-operators", "Automatic"),
+		"cluster-scope/group.yaml": "apiVersion: operators.coreos.com/v1\nkind: OperatorGroup\nmetadata: {name: og, namespace: team-rbac}\n" +
+			"spec:\n  targetNamespaces: [team-rbac]\n  serviceAccountName: installer\n",
+		"cluster-scope/subscription.yaml": sub("team-rbac", "etcd", "etcd", "stable", "community-operators", "Automatic"),
 	}
 	_, rep := checkWith(t, writeTree(t, repo), Options{Catalogs: []CatalogSpec{fixtureCatalog}, ClusterStates: map[string]*ClusterState{"": limited}})
 	warned := slices.ContainsFunc(rep.Warnings, func(w report.Warning) bool {
-		return strings.Contains(w.Message, "could not be read") && strings.Contains(w.Message, "ServiceAccount installer of OperatorGroup team-x/og")
+		return strings.Contains(w.Message, "could not be read") && strings.Contains(w.Message, "ServiceAccount installer of OperatorGroup team-rbac/og")
 	})
 	if !warned {
 		t.Errorf("warnings %+v: want the scoped install not judged", rep.Warnings)
 	}
 	for _, s := range rep.Subscriptions {
-		if s.Namespace == "team-x" && (s.Plan == nil || s.Plan.Phase != "Complete") {
+		if s.Namespace == "team-rbac" && (s.Plan == nil || s.Plan.Phase != "Complete") {
 			t.Errorf("plan %+v: not judged, want it taken to complete", s.Plan)
 		}
 	}
@@ -288,26 +293,26 @@ spec:
 	}
 	repo := files{
 		"olmsync.yaml": "apps:\n- {name: cluster-scope, path: cluster-scope, clusterScope: true}\n",
-		"cluster-scope/group.yaml": "apiVersion: operators.coreos.com/v1\nkind: OperatorGroup\nmetadata: {name: og, namespace: team-x}\n" +
-			"spec:\n  targetNamespaces: [team-x]\n  serviceAccountName: installer\n",
-		"cluster-scope/subscription.yaml": sub("team-x", "gadgets", "gadgets", "stable", "gadgets-catalog", "Automatic"),
+		"cluster-scope/group.yaml": "apiVersion: operators.coreos.com/v1\nkind: OperatorGroup\nmetadata: {name: og, namespace: team-rbac}\n" +
+			"spec:\n  targetNamespaces: [team-rbac]\n  serviceAccountName: installer\n",
+		"cluster-scope/subscription.yaml": sub("team-rbac", "gadgets", "gadgets", "stable", "gadgets-catalog", "Automatic"),
 		"cluster-scope/rbac.yaml": `apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
-metadata: {name: installer, namespace: team-x}
+metadata: {name: installer, namespace: team-rbac}
 rules:
 - {apiGroups: [operators.coreos.com], resources: [clusterserviceversions], verbs: [create]}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
-metadata: {name: installer, namespace: team-x}
+metadata: {name: installer, namespace: team-rbac}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: installer}
 subjects:
-- {kind: ServiceAccount, name: installer, namespace: team-x}
+- {kind: ServiceAccount, name: installer, namespace: team-rbac}
 `,
 	}
 	state := &ClusterState{
-		Namespaces:      []corev1.Namespace{{ObjectMeta: metav1.ObjectMeta{Name: "team-x"}}},
-		ServiceAccounts: []corev1.ServiceAccount{{ObjectMeta: metav1.ObjectMeta{Namespace: "team-x", Name: "installer"}}},
+		Namespaces:      []corev1.Namespace{{ObjectMeta: metav1.ObjectMeta{Name: "team-rbac"}}},
+		ServiceAccounts: []corev1.ServiceAccount{{ObjectMeta: metav1.ObjectMeta{Namespace: "team-rbac", Name: "installer"}}},
 	}
 	_, rep := checkWith(t, writeTree(t, repo), Options{
 		Catalogs:      []CatalogSpec{{Name: "gadgets-catalog", Source: catalog}},
@@ -320,9 +325,9 @@ subjects:
 		}
 	}
 	if got == nil || got.Plan == nil || got.End == nil {
-		t.Fatalf("preview of team-x/gadgets: %+v", got)
+		t.Fatalf("preview of team-rbac/gadgets: %+v", got)
 	}
-	want := `retrying execution due to error: create ServiceAccount gadgets-operator: serviceaccounts is forbidden: User "system:serviceaccount:team-x:installer" cannot create resource "serviceaccounts" in API group "" in the namespace "team-x"`
+	want := `retrying execution due to error: create ServiceAccount gadgets-operator: serviceaccounts is forbidden: User "system:serviceaccount:team-rbac:installer" cannot create resource "serviceaccounts" in API group "" in the namespace "team-rbac"`
 	if got.Plan.Phase != "Installing" || got.Plan.Message != want {
 		t.Errorf("plan %+v\nwant Installing with %s", got.Plan, want)
 	}
