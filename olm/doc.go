@@ -9,7 +9,9 @@
 //     the generated ClusterRoles' names;
 //   - phase: a ClusterServiceVersion's phase and reason from its requirements and install;
 //   - install: what a CSV's "deployment" install strategy makes and whether it is healthy;
-//   - crdupgrade: whether OLM lets a CRD update through.
+//   - crdupgrade: whether OLM lets a CRD update through;
+//   - rbac: what a scoped install's ServiceAccount may do, as Kubernetes' RBAC authorizer
+//     decides it, and the first step of a plan it may not execute.
 //
 // These packages are plain Go over plain data, table-tested, with no Kubernetes client:
 // olm/ imports neither check/ nor reconcile/ (internal/archtest holds the rule).

@@ -64,6 +64,18 @@ type PreviewEnd struct {
 	Message string `json:"message,omitempty"`
 	// Outcome is the phase, reason and message of the installed CSV.
 	Outcome *PreviewOutcome `json:"outcome,omitempty"`
+	// Plan is the last InstallPlan of the Subscription when it never completes: the
+	// controllers stop there (a scoped install's ServiceAccount may not execute a step, or
+	// the namespace's service-account check fails).
+	Plan *PreviewPlanState `json:"plan,omitempty"`
+}
+
+// PreviewPlanState is where an InstallPlan stays when it never completes: its phase
+// (Installing), status.message, and the Installed condition's InstallCheckFailed message.
+type PreviewPlanState struct {
+	Phase              string `json:"phase"`
+	Message            string `json:"message,omitempty"`
+	InstallCheckFailed string `json:"installCheckFailed,omitempty"`
 }
 
 // PreviewBrings is what one bundle brings: the CRDs it applies, the install modes it
@@ -183,8 +195,16 @@ type PreviewPlan struct {
 	Approval string `json:"approval"`
 	Approved bool   `json:"approved"`
 	// Phase is Complete when approved, RequiresApproval when it waits for a person, Failed
-	// when OLM refuses a CRD update of it.
+	// when OLM refuses a CRD update of it, Installing when it cannot go on: the
+	// namespace's OperatorGroup service-account check fails (InstallCheckFailed), or the
+	// ServiceAccount of a scoped install may not execute a step (Message).
 	Phase string `json:"phase"`
+	// Message is status.message of a plan that stays Installing: the controller's retry
+	// message around the API server's refusal of a step.
+	Message string `json:"message,omitempty"`
+	// InstallCheckFailed is the Installed condition's message when OLM's service-account
+	// query of the namespace fails (reason InstallCheckFailed): no step runs.
+	InstallCheckFailed string `json:"installCheckFailed,omitempty"`
 	// Why says who approves it, or why it waits.
 	Why string `json:"why,omitempty"`
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -33,8 +34,9 @@ import (
 // olm.providedAPIs OLM wrote on them), CSVs, Subscriptions (with status.installedCSV),
 // CatalogSources (their priority, and whether the one a Subscription names exists), CRDs
 // (with status.storedVersions) and the custom resources of their kinds (for OLM's CRD
-// upgrade check), and ServiceAccounts (an OperatorGroup's spec.serviceAccountName). The
-// zero value is an empty cluster.
+// upgrade check), ServiceAccounts (an OperatorGroup's spec.serviceAccountName) and the RBAC
+// objects (what that ServiceAccount may do in a scoped install). The zero value is an empty
+// cluster.
 type ClusterState struct {
 	Namespaces     []corev1.Namespace
 	OperatorGroups []operatorsv1.OperatorGroup
@@ -58,6 +60,16 @@ type ClusterState struct {
 	// ServiceAccounts are the cluster's ServiceAccounts (those OperatorGroups name, from a
 	// live cluster).
 	ServiceAccounts []corev1.ServiceAccount
+	// Roles, ClusterRoles, RoleBindings and ClusterRoleBindings decide what the ServiceAccount
+	// of a scoped install may do (olm/rbac), as the API server decides it.
+	Roles               []rbacv1.Role
+	ClusterRoles        []rbacv1.ClusterRole
+	RoleBindings        []rbacv1.RoleBinding
+	ClusterRoleBindings []rbacv1.ClusterRoleBinding
+	// RBACUnread says why the RBAC objects of a live cluster could not be read (its user
+	// may not list them): the preview then does not judge what a scoped install's account
+	// may do, and says so.
+	RBACUnread string
 	// ClusterExtensions (with status.install.bundle, the bundle OLM v1 installed) and
 	// ClusterCatalogs are OLM v1's (olm.operatorframework.io/v1).
 	ClusterExtensions []extension.ClusterExtension
@@ -87,7 +99,8 @@ func (e *StateError) Unwrap() error { return e.Err }
 // `kubectl get -o yaml` writes, Lists included — into a ClusterState; what `kubectl
 // version -o yaml` writes gives the cluster's Kubernetes version. Besides Namespaces and
 // OLM's kinds it keeps CustomResourceDefinitions, ServiceAccounts, and every object whose
-// apiVersion and kind a CRD of the folder defines (its custom resources); other kinds are
+// apiVersion and kind a CRD of the folder defines (its custom resources), and Roles,
+// ClusterRoles, RoleBindings and ClusterRoleBindings (rbac.authorization.k8s.io/v1); other kinds are
 // ignored. An object that cannot be read is an error naming its file and line: a snapshot
 // that is silently incomplete would make the preview lie.
 func LoadClusterState(root string) (*ClusterState, error) {
@@ -178,6 +191,8 @@ func (st *ClusterState) add(doc []byte) error {
 		}
 		st.ServiceAccounts = append(st.ServiceAccounts, sa)
 		return nil
+	case head.APIVersion == rbacv1.SchemeGroupVersion.String() && isRBACKind(head.Kind):
+		return st.addRBAC(head.Kind, data)
 	case strings.HasPrefix(head.APIVersion, apiextensionsv1.GroupName+"/") && head.Kind == "CustomResourceDefinition":
 		crd, err := crdupgrade.Decode(data)
 		if err != nil {
@@ -333,4 +348,43 @@ func stripComments(b []byte) []byte {
 		}
 	}
 	return out
+}
+
+func isRBACKind(kind string) bool {
+	switch kind {
+	case "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding":
+		return true
+	}
+	return false
+}
+
+// addRBAC decodes one RBAC object into the state.
+func (st *ClusterState) addRBAC(kind string, data []byte) error {
+	var err error
+	switch kind {
+	case "Role":
+		var o rbacv1.Role
+		if err = json.Unmarshal(data, &o); err == nil {
+			st.Roles = append(st.Roles, o)
+		}
+	case "ClusterRole":
+		var o rbacv1.ClusterRole
+		if err = json.Unmarshal(data, &o); err == nil {
+			st.ClusterRoles = append(st.ClusterRoles, o)
+		}
+	case "RoleBinding":
+		var o rbacv1.RoleBinding
+		if err = json.Unmarshal(data, &o); err == nil {
+			st.RoleBindings = append(st.RoleBindings, o)
+		}
+	case "ClusterRoleBinding":
+		var o rbacv1.ClusterRoleBinding
+		if err = json.Unmarshal(data, &o); err == nil {
+			st.ClusterRoleBindings = append(st.ClusterRoleBindings, o)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("decode %s: %w", kind, err)
+	}
+	return nil
 }

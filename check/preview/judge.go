@@ -244,8 +244,10 @@ func unmet(req phase.Requirements) string {
 // planFor is the InstallPlan the Subscription controller makes for the Subscription's next
 // CSV: the namespace's resolution cut into one plan per Subscription (plans.Split), each
 // approved as plans.DecideApproval says — the controller's own functions. A CSV that passes
-// every check but whose plan waits for a person has the outcome RequiresApproval.
-func (p *clusterPreview) planFor(sp *report.SubscriptionPreview, sub *v1alpha1.Subscription, sr *resolve.SubscriptionResult, res *resolve.Result) {
+// every check but whose plan waits for a person has the outcome RequiresApproval. The
+// InstallPlan controller's service-account query and, in a scoped install, the account's
+// rights (view.execute) may hold the plan Installing.
+func (p *clusterPreview) planFor(v *view, sp *report.SubscriptionPreview, sub *v1alpha1.Subscription, sr *resolve.SubscriptionResult, res *resolve.Result) {
 	r := sr.Resolution
 	if r.Status != resolve.StatusResolved || r.Next == "" {
 		return
@@ -264,9 +266,25 @@ func (p *clusterPreview) planFor(sp *report.SubscriptionPreview, sub *v1alpha1.S
 	}
 	a := plans.DecideApproval(sub, sr)
 	pp := &report.PreviewPlan{CSVNames: slices.Sorted(slices.Values(plan.CSVNames)), Approval: string(a.Approval), Approved: a.Approved, Why: a.Why}
+	steps, err := planSteps(sr.Namespace, part)
+	if err != nil {
+		steps = plan.Steps
+	}
+	x := v.execute(sr.Namespace, steps)
+	pp.InstallCheckFailed = x.checkFailed
+	if stop := x.stopsAt(len(steps)); a.Approved && slices.IndexFunc(steps, func(s v1alpha1.Step) bool {
+		return s.Resource.Kind == v1alpha1.ClusterServiceVersionKind && s.Resource.Name == r.Next
+	}) >= stop {
+		// The plan stops before the CSV is created: there is no CSV to have an outcome.
+		sp.Outcome = nil
+	}
 	switch {
+	case a.Approved && x.checkFailed != "":
+		pp.Phase = string(v1alpha1.InstallPlanPhaseInstalling)
 	case crdRefused(sp.Brings):
 		pp.Phase = string(v1alpha1.InstallPlanPhaseFailed)
+	case a.Approved && x.refused != nil:
+		pp.Phase, pp.Message = string(v1alpha1.InstallPlanPhaseInstalling), x.message
 	case a.Approved:
 		pp.Phase = string(v1alpha1.InstallPlanPhaseComplete)
 	default:

@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -111,7 +112,7 @@ const pageSize = 500
 // OperatorGroups, ClusterServiceVersions, Subscriptions (with status.installedCSV),
 // CatalogSources (all of them: CatalogSourcesListed), CustomResourceDefinitions, the
 // custom resources of the CRDs a CSV owns (at most maxCustomResources per version),
-// ServiceAccounts (their names) — the server's Kubernetes version, for minKubeVersion, and
+// ServiceAccounts (their names), Roles, ClusterRoles and their bindings — the server's Kubernetes version, for minKubeVersion, and
 // the global catalog namespace the cluster's OLM (or olmsync) runs with
 // (globalCatalogNamespace). It only lists (ReadOnly makes cfg refuse anything else). A
 // cluster without OLM's CRDs has none of OLM's kinds, which is no error; a cluster that
@@ -141,6 +142,9 @@ func ReadCluster(ctx context.Context, cfg *rest.Config) (*ClusterState, error) {
 		return nil, err
 	}
 	if err := st.listCustomResources(ctx, c); err != nil {
+		return nil, err
+	}
+	if err := st.listRBAC(ctx, c); err != nil {
 		return nil, err
 	}
 	if err := st.listOLMv1(ctx, c); err != nil {
@@ -193,6 +197,26 @@ func (st *ClusterState) list(ctx context.Context, c lister) error {
 			}
 		}),
 	)
+}
+
+// listRBAC reads the Roles, ClusterRoles, RoleBindings and ClusterRoleBindings, what a
+// scoped install's ServiceAccount may do. A user who may not list them leaves them unread
+// (RBACUnread), which the preview says, instead of failing the whole read.
+func (st *ClusterState) listRBAC(ctx context.Context, c lister) error {
+	err := errors.Join(
+		listAll(ctx, c, "Roles", &rbacv1.RoleList{}, func(l *rbacv1.RoleList) { st.Roles = append(st.Roles, l.Items...) }),
+		listAll(ctx, c, "ClusterRoles", &rbacv1.ClusterRoleList{}, func(l *rbacv1.ClusterRoleList) { st.ClusterRoles = append(st.ClusterRoles, l.Items...) }),
+		listAll(ctx, c, "RoleBindings", &rbacv1.RoleBindingList{}, func(l *rbacv1.RoleBindingList) { st.RoleBindings = append(st.RoleBindings, l.Items...) }),
+		listAll(ctx, c, "ClusterRoleBindings", &rbacv1.ClusterRoleBindingList{}, func(l *rbacv1.ClusterRoleBindingList) {
+			st.ClusterRoleBindings = append(st.ClusterRoleBindings, l.Items...)
+		}),
+	)
+	if err != nil && apierrors.IsForbidden(err) {
+		st.Roles, st.ClusterRoles, st.RoleBindings, st.ClusterRoleBindings = nil, nil, nil, nil
+		st.RBACUnread = err.Error()
+		return nil
+	}
+	return err
 }
 
 // listOLMv1 reads OLM v1's ClusterCatalogs and ClusterExtensions (with

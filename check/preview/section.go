@@ -106,7 +106,7 @@ func (p *clusterPreview) report(v *view, results map[string]*resolve.Result, con
 		p.judgeSubscription(&sp, e.git, sr, outcomes, reported)
 		sp.Brings = p.brings(v, sr, contents)
 		p.judgeCRDs(e.git, &sp)
-		p.planFor(&sp, &e.sub, sr, res)
+		p.planFor(v, &sp, &e.sub, sr, res)
 		sp.End = ends[sr.Namespace+"/"+sr.Name]
 		if end := sp.End; end != nil && end.Reason != "" && sr.Resolution.Status != resolve.StatusFailed {
 			// The first resolution went through; one after what it installed does not.

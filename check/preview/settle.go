@@ -38,7 +38,9 @@ type world struct {
 	// unknown are the Subscriptions whose plan brings a bundle the catalog lists without
 	// its content: what it installs is not known, so settle stops there.
 	unknown map[string]bool
-	ends    map[string]*report.PreviewEnd
+	// stuck are the plans (by Subscription) that stay Installing.
+	stuck map[string]*report.PreviewPlanState
+	ends  map[string]*report.PreviewEnd
 }
 
 // settle plays the controllers forward from the first resolution (results) to where they
@@ -50,7 +52,7 @@ type world struct {
 // was to replace still in the namespace) is what the next round finds. It returns where
 // each Subscription ends, by namespace/name.
 func settle(r *resolve.Resolver, v *view, results map[string]*resolve.Result) map[string]*report.PreviewEnd {
-	w := &world{v: v, waiting: map[string]bool{}, unknown: map[string]bool{}, ends: map[string]*report.PreviewEnd{}}
+	w := &world{v: v, waiting: map[string]bool{}, unknown: map[string]bool{}, stuck: map[string]*report.PreviewPlanState{}, ends: map[string]*report.PreviewEnd{}}
 	for i := range v.csvs {
 		if !groups.IsCopied(&v.csvs[i]) {
 			w.csvs = append(w.csvs, *v.csvs[i].DeepCopy())
@@ -168,8 +170,16 @@ func (w *world) apply(ns string, res *resolve.Result) bool {
 		if w.unknown[key] {
 			continue
 		}
+		// The InstallPlan controller executes the plan up to the first step it cannot
+		// (view.execute): the CSVs after it are not created, and the plan stays Installing.
+		created := w.executed(ns, part)
+		if stuck := w.stuck[key]; stuck != nil {
+			// It never completes: the Subscription waits on it, as on a plan awaiting approval.
+			w.waiting[key] = true
+			end.Plan = stuck
+		}
 		for _, b := range part.Bundles {
-			if w.csv(ns, b.Name) != nil {
+			if !created[b.Name] || w.csv(ns, b.Name) != nil {
 				continue
 			}
 			c := csvFromBundle(b.Content, ns)
@@ -177,6 +187,9 @@ func (w *world) apply(ns string, res *resolve.Result) bool {
 			w.csvs = append(w.csvs, *c)
 			w.brought = append(w.brought, c.DeepCopy())
 			added = true
+		}
+		if !created[r.Next] {
+			continue
 		}
 		sub.Status.InstalledCSV = r.Next
 		// sub points into w.subs: not used after this append
@@ -270,4 +283,33 @@ func (w *world) subscription(ns, name string) *v1alpha1.Subscription {
 		}
 	}
 	return nil
+}
+
+// executed is the set of CSVs the InstallPlan controller creates of an approved plan: those
+// whose step comes before the first step it cannot execute (view.execute); every one when
+// it executes the whole plan. A plan that stops is recorded in w.stuck for its
+// Subscriptions.
+func (w *world) executed(ns string, part *resolve.Result) map[string]bool {
+	created := map[string]bool{}
+	steps, err := planSteps(ns, part)
+	if err != nil {
+		for _, b := range part.Bundles {
+			created[b.Name] = true
+		}
+		return created
+	}
+	x := w.v.execute(ns, steps)
+	stop := x.stopsAt(len(steps))
+	for i, s := range steps {
+		if i < stop && s.Resource.Kind == v1alpha1.ClusterServiceVersionKind {
+			created[s.Resource.Name] = true
+		}
+	}
+	if stop < len(steps) {
+		pp := &report.PreviewPlanState{Phase: string(v1alpha1.InstallPlanPhaseInstalling), Message: x.message, InstallCheckFailed: x.checkFailed}
+		for _, sr := range part.Subscriptions {
+			w.stuck[ns+"/"+sr.Name] = pp
+		}
+	}
+	return created
 }

@@ -8,12 +8,14 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/olm/extension"
 	"github.com/olmsync/olmsync/olm/groups"
+	"github.com/olmsync/olmsync/olm/rbac"
 	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/report"
@@ -69,6 +71,10 @@ type view struct {
 	catalogSourcesListed bool
 	// serviceAccounts are the cluster's and Git's, by namespace/name.
 	serviceAccounts map[string]*corev1.ServiceAccount
+	// policy is the cluster's RBAC objects with Git's laid over them: what a scoped
+	// install's ServiceAccount may do. rbacUnread says why a live cluster's could not be read.
+	policy     rbac.Policy
+	rbacUnread string
 	// state is the cluster state the view was made from (its CRDs and custom resources);
 	// never nil.
 	state *ClusterState
@@ -116,6 +122,11 @@ func (v *view) addState(st *ClusterState) {
 		sa := st.ServiceAccounts[i].DeepCopy()
 		v.serviceAccounts[sa.Namespace+"/"+sa.Name] = sa
 	}
+	v.policy = rbac.Policy{
+		Roles: slices.Clone(st.Roles), ClusterRoles: slices.Clone(st.ClusterRoles),
+		RoleBindings: slices.Clone(st.RoleBindings), ClusterRoleBindings: slices.Clone(st.ClusterRoleBindings),
+	}
+	v.rbacUnread = st.RBACUnread
 	v.catalogSourcesListed = st.CatalogSourcesListed
 	v.state = st
 	for _, name := range st.CustomResourcesCut {
@@ -153,6 +164,10 @@ func (v *view) addGit(app string, o policy.Object) {
 		return
 	}
 	group, _, _ := cutGroup(apiVersion)
+	if apiVersion == rbacv1.SchemeGroupVersion.String() && isRBACKind(kind) {
+		v.addRBAC(app, kind, o)
+		return
+	}
 	if group == extension.Group {
 		v.addV1(app, o)
 		return
@@ -256,12 +271,15 @@ func (v *view) resolveTargets() {
 		namespaces = append(namespaces, *v.namespaces[n])
 	}
 	for _, g := range v.groups {
-		if sa := groups.CheckServiceAccount(&g.og, v.serviceAccounts[g.og.Namespace+"/"+g.og.Spec.ServiceAccountName]); sa.Missing {
+		v.warnRBACUnread(g)
+		sa := groups.CheckServiceAccount(&g.og, v.serviceAccounts[g.og.Namespace+"/"+g.og.Spec.ServiceAccountName])
+		if sa.Missing {
 			// OLM stops syncing the group here: its targets stay what the cluster has.
 			g.message, g.serviceAccountMissing = sa.Message, true
 			g.og.Status.Namespaces = slices.Clone(g.clusterNamespaces)
 			continue
 		}
+		g.og.Status.ServiceAccountRef = sa.Ref
 		targets, err := groups.TargetNamespaces(&g.og, namespaces)
 		if err != nil {
 			g.message = err.Error()

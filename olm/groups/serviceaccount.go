@@ -43,3 +43,50 @@ func CheckServiceAccount(og *operatorsv1.OperatorGroup, sa *corev1.ServiceAccoun
 		Kind: "ServiceAccount", APIVersion: "v1", Namespace: sa.Namespace, Name: sa.Name, UID: sa.UID,
 	}}
 }
+
+// The errors of OLM's service-account query of a namespace, verbatim (OLM
+// pkg/lib/scoped/querier.go queryServiceAccountFromNamespace).
+const (
+	messageNoManagingGroup          = "no operator group found that is managing this namespace"
+	messageManagingGroupsFormat     = "more than one operator group(s) are managing this namespace count=%d"
+	messageServiceAccountSyncFormat = "please make sure the service account exists. sa=%s operatorgroup=%s/%s"
+)
+
+// OperatorGroupError is an error of ScopedServiceAccount: the namespace has no OperatorGroup
+// that manages it, more than one, or one whose ServiceAccount has not been found. An
+// InstallPlan of the namespace is then not executed: its Installed condition is
+// InstallCheckFailed with the message, and the plan is tried again.
+type OperatorGroupError struct{ Message string }
+
+func (e *OperatorGroupError) Error() string { return e.Message }
+
+// ScopedServiceAccount is OLM's query of the ServiceAccount an InstallPlan of a namespace
+// executes with (UserDefinedServiceAccountQuerier), over the OperatorGroups of the namespace:
+// those with no status.namespaces manage nothing and are skipped; exactly one must remain. It
+// returns that group's status.serviceAccountRef when its spec names an account, nil when it
+// names none (the plan runs with the controller's own rights), and an *OperatorGroupError when
+// no group or several manage the namespace or the named account has no reference yet (it
+// does not exist, or the OperatorGroup controller has not synced the group).
+func ScopedServiceAccount(groups []operatorsv1.OperatorGroup) (*corev1.ObjectReference, error) {
+	var managing []*operatorsv1.OperatorGroup
+	for i := range groups {
+		if len(groups[i].Status.Namespaces) > 0 {
+			managing = append(managing, &groups[i])
+		}
+	}
+	switch {
+	case len(managing) == 0:
+		return nil, &OperatorGroupError{Message: messageNoManagingGroup}
+	case len(managing) > 1:
+		return nil, &OperatorGroupError{Message: fmt.Sprintf(messageManagingGroupsFormat, len(managing))}
+	}
+	og := managing[0]
+	if og.Spec.ServiceAccountName == "" {
+		return nil, nil
+	}
+	if og.Status.ServiceAccountRef == nil {
+		return nil, &OperatorGroupError{Message: fmt.Sprintf(messageServiceAccountSyncFormat, og.Spec.ServiceAccountName, og.Namespace, og.Name)}
+	}
+	ref := *og.Status.ServiceAccountRef
+	return &ref, nil
+}

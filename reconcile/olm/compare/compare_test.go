@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -53,6 +54,11 @@ type compareCase struct {
 	image  string
 	byFBC  bool
 	images catalog.ImageOptions
+	// scoped is the ServiceAccount the group of a scoped install names ("" for none);
+	// granted gives it every right in the namespace (a Role and RoleBinding), else it has
+	// none.
+	scoped  string
+	granted bool
 }
 
 // outcome is what is compared, field by field.
@@ -78,6 +84,9 @@ type plan struct {
 	Approved bool
 	Phase    v1alpha1.InstallPlanPhase
 	CSVNames []string
+	// Message is status.message of a plan that stays Installing (a scoped install's
+	// refused step).
+	Message string
 }
 
 // TestPreviewMatchesControllers previews every generated case and applies it to the API
@@ -125,8 +134,14 @@ func TestPreviewMatchesControllers(t *testing.T) {
 			})
 		}
 	})
-	fast, fbc := 0, 0
+	fast, fbc, scoped, granted := 0, 0, 0, 0
 	for _, c := range cases {
+		if c.scoped != "" {
+			scoped++
+			if c.granted {
+				granted++
+			}
+		}
 		if slices.ContainsFunc(c.bundles, func(b olmtest.Bundle) bool { return slices.Contains(b.Channels, "fast") }) {
 			fast++
 		}
@@ -135,8 +150,8 @@ func TestPreviewMatchesControllers(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() {
-		t.Logf("%d generated cases (%d with a channel fast, %d with a file-based catalog and olm.package.required) and %d examples in %s",
-			len(cases), fast, fbc, len(examples), time.Since(began).Round(time.Second))
+		t.Logf("%d generated cases (%d with a channel fast, %d with a file-based catalog and olm.package.required, %d scoped installs of which %d granted) and %d examples in %s",
+			len(cases), fast, fbc, scoped, granted, len(examples), time.Since(began).Round(time.Second))
 	})
 }
 
@@ -170,7 +185,8 @@ func converge(t *testing.T, id string, want outcome, observe func() outcome, wha
 // the catalog is file-based, served as an image); no, one, two, global, single-target or
 // multi-target OperatorGroups; Manual and Automatic Subscriptions side by side, a
 // startingCSV, the default channel, the "fast" channel, and missing packages, channels,
-// startingCSVs and catalogs.
+// startingCSVs and catalogs; scoped installs whose ServiceAccount has every right in the
+// namespace, or none.
 func generate(seed uint64, n int) []compareCase {
 	out := make([]compareCase, n)
 	for i := range n {
@@ -255,6 +271,8 @@ func generate(seed uint64, n int) []compareCase {
 		og := func(name string, targets ...string) operatorsv1.OperatorGroup {
 			return operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: operatorsv1.OperatorGroupSpec{TargetNamespaces: targets}}
 		}
+		// a third stream, so that what the others make stays as it was
+		scoped := rand.New(rand.NewPCG(seed^0x5c09ed, uint64(i)))
 		switch r.IntN(7) {
 		case 0: // none
 		case 1:
@@ -267,6 +285,12 @@ func generate(seed uint64, n int) []compareCase {
 			c.groups = []operatorsv1.OperatorGroup{og("og", ns, ns+"-b")}
 		default:
 			c.groups = []operatorsv1.OperatorGroup{og("og", ns)}
+			// a scoped install: the group names a ServiceAccount, with every right in the
+			// namespace or none
+			if scoped.IntN(2) == 0 {
+				c.scoped, c.granted = "installer", scoped.IntN(2) == 0
+				c.groups[0].Spec.ServiceAccountName = c.scoped
+			}
 		}
 
 		sub := func(name, pkg string, versions []olmtest.Bundle) v1alpha1.Subscription {
@@ -316,7 +340,10 @@ func describe(c compareCase) string {
 		fmt.Fprintf(&s, "\n  bundle %s channels=%v replaces=%q skips=%v skipRange=%q modes=%v minKube=%q owns=%v requires=%v requiresPackages=%v", b.Name(), b.InChannels(), b.Replaces, b.Skips, b.SkipRange, b.InstallModes, b.MinKubeVersion, b.Owns, b.Requires, b.RequiresPackages)
 	}
 	for _, g := range c.groups {
-		fmt.Fprintf(&s, "\n  group %s targets=%v", g.Name, g.Spec.TargetNamespaces)
+		fmt.Fprintf(&s, "\n  group %s targets=%v serviceAccountName=%q", g.Name, g.Spec.TargetNamespaces, g.Spec.ServiceAccountName)
+	}
+	if c.scoped != "" {
+		fmt.Fprintf(&s, "\n  service account %s granted=%v", c.scoped, c.granted)
 	}
 	for _, sub := range c.subs {
 		fmt.Fprintf(&s, "\n  subscription %s %+v", sub.Name, sub.Spec)
@@ -342,6 +369,9 @@ func previewOutcome(t *testing.T, kubeVersion string, c compareCase) outcome {
 	}
 	for _, s := range c.subs {
 		objects = append(objects, s)
+	}
+	for _, o := range scopedObjects(c) {
+		objects = append(objects, o)
 	}
 	var docs []string
 	for _, o := range objects {
@@ -426,7 +456,7 @@ func expected(s report.SubscriptionPreview) subOutcome {
 		o.ResolutionFailed = r.Reason + ": " + r.Message
 	}
 	if s.Plan != nil {
-		o.Plan = &plan{Approval: v1alpha1.Approval(s.Plan.Approval), Approved: s.Plan.Approved, Phase: v1alpha1.InstallPlanPhase(s.Plan.Phase), CSVNames: s.Plan.CSVNames}
+		o.Plan = &plan{Approval: v1alpha1.Approval(s.Plan.Approval), Approved: s.Plan.Approved, Phase: v1alpha1.InstallPlanPhase(s.Plan.Phase), CSVNames: s.Plan.CSVNames, Message: s.Plan.Message}
 	}
 	if e := s.End; e != nil {
 		o.ResolutionFailed = ""
@@ -467,12 +497,42 @@ func apply(t *testing.T, env *testenv.Env, c compareCase) {
 	} else {
 		olmtest.ConfigMapCatalog(t, env, c.namespaces[0], "cat", c.bundles...)
 	}
+	for _, o := range scopedObjects(c) {
+		olmtest.Create(t, env, o)
+	}
 	for _, g := range c.groups {
 		olmtest.Create(t, env, g.DeepCopy())
 	}
 	for _, s := range c.subs {
 		olmtest.Create(t, env, s.DeepCopy())
 	}
+}
+
+// scopedObjects are the ServiceAccount of a scoped install and, when granted, the Role and
+// RoleBinding giving it every right in the namespace (envtest runs no controller-manager:
+// the aggregated admin role has no rules to bind).
+func scopedObjects(c compareCase) []client.Object {
+	if c.scoped == "" {
+		return nil
+	}
+	ns := c.namespaces[0]
+	out := []client.Object{&corev1.ServiceAccount{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.scoped},
+	}}
+	if c.granted {
+		out = append(out, &rbacv1.Role{
+			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.scoped},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}},
+		}, &rbacv1.RoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.scoped},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: c.scoped},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: c.scoped}},
+		})
+	}
+	return out
 }
 
 // observe reads what the controllers made of the case, for the CSVs the preview names.
@@ -531,6 +591,9 @@ func observeNamespaces(t *testing.T, env *testenv.Env, namespaces []string, subN
 			if first != nil {
 				o.Plan = &plan{Approval: first.Spec.Approval, Approved: first.Spec.Approved, Phase: first.Status.Phase,
 					CSVNames: slices.Sorted(slices.Values(first.Spec.ClusterServiceVersionNames))}
+				if first.Status.Phase == v1alpha1.InstallPlanPhaseInstalling {
+					o.Plan.Message = first.Status.Message
+				}
 			}
 			if w := want.Subscriptions[key]; w.InstalledCSV != "" && w.CSV != "" {
 				csv := &v1alpha1.ClusterServiceVersion{}

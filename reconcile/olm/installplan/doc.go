@@ -10,4 +10,12 @@
 // and was brought up to date). CRDs are updated only when crdupgrade.Check allows it; a refused
 // update, or a manifest that cannot be applied, fails the plan with OLM's condition Installed,
 // reason InstallComponentFailed. Manual plans wait in RequiresApproval until spec.approved.
+//
+// Before a planned plan goes on, OLM's service-account query of its namespace runs
+// (groups.ScopedServiceAccount): a namespace no OperatorGroup manages, or whose group's
+// ServiceAccount is not found, holds the plan with Installed=False, InstallCheckFailed. A
+// group naming a ServiceAccount makes a scoped install: the plan records the account in
+// status.attenuatedServiceAccountRef and executes every step but its CRDs as that account
+// (ScopedClients impersonates it), so the API server refuses what the account may not do and
+// the plan retries until it may.
 package installplan

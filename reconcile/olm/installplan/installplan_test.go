@@ -248,8 +248,14 @@ func TestRestartMidInstall(t *testing.T) {
 	configMapCatalog(t, env, ns, group)
 	// Plan without installing: a Manual plan waits with its steps written.
 	olmtest.Create(t, env, installPlan(ns, "install-restart", v1alpha1.ApprovalManual, "widget.v1.0.0"))
-	ip := waitPlanPhase(t, env, ns, "install-restart", v1alpha1.InstallPlanPhaseRequiresApproval)
+	waitPlanPhase(t, env, ns, "install-restart", v1alpha1.InstallPlanPhaseRequiresApproval)
 	first.Stop(t)
+	// Read it again: the stopped manager may have written its status after the phase (the
+	// service-account query's Installed condition, cleared once the group manages ns).
+	ip := &v1alpha1.InstallPlan{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "install-restart"}, ip); err != nil {
+		t.Fatal(err)
+	}
 
 	// What the stopped manager left: the CSV created and recorded, the CRD created only.
 	for i, s := range ip.Status.Plan {

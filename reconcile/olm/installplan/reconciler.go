@@ -55,6 +55,10 @@ type Reconciler struct {
 	// Writer writes the plan's steps (NewWriter: it hands the API server's warnings to the
 	// step that drew them); Client when nil.
 	Writer client.Client
+	// Scoped makes the clients of scoped installs (an OperatorGroup with
+	// spec.serviceAccountName): the plan's steps but its CRDs are written with the account's
+	// rights. Required for such plans.
+	Scoped *ScopedClients
 	// APIReader reads straight from the API server (required): the InstallPlan being
 	// reconciled, whose status patch is the difference from the copy read — from a copy older
 	// than the controller's last status write, a message or condition the reconcile clears
@@ -149,6 +153,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	if action == ActionNone || action == ActionPlan {
 		return reconcile.Result{}, nil
 	}
+	if result, stop, err := r.queryServiceAccount(ctx, obj); stop || err != nil {
+		return result, err
+	}
 	// Bundle images are unpacked before anything is installed, and also while a Manual plan
 	// waits for approval, so that it shows every step it would take.
 	if state := lookupsState(obj.Status.BundleLookups); state != LookupUnpacked {
@@ -230,11 +237,11 @@ func (r *Reconciler) plan(obj *v1alpha1.InstallPlan) (string, error) {
 // before anything is written. A step that can never succeed fails the plan; one that may (an
 // API not served yet, a conflict) is retried.
 func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, patcher *patch.SerialPatcher) (reconcile.Result, error) {
-	writer := r.Writer
-	if writer == nil {
-		writer = r.Client
+	writer, crdWriter, err := r.stepClients(obj)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
-	e := &executor{client: writer, reader: r.APIReader, mapper: r.Mapper, namespace: obj.Namespace, plan: obj.Name}
+	e := &executor{client: writer, crds: crdWriter, reader: r.APIReader, mapper: r.Mapper, namespace: obj.Namespace, plan: obj.Name}
 	images := &referencedImages{r: r, plan: client.ObjectKeyFromObject(obj)}
 	var crds []v1alpha1.Step
 	for _, s := range obj.Status.Plan {

@@ -22,6 +22,7 @@ import (
 	"github.com/olmsync/olmsync/olm/groups"
 	"github.com/olmsync/olmsync/olm/install"
 	"github.com/olmsync/olmsync/olm/phase"
+	"github.com/olmsync/olmsync/olm/rbac"
 	"github.com/olmsync/olmsync/olm/resolve"
 )
 
@@ -67,7 +68,11 @@ const (
 
 // executor executes the steps of one plan in its namespace.
 type executor struct {
-	client    client.Client
+	// client writes the steps, and reads the objects they update: with the account's rights
+	// in a scoped install.
+	client client.Client
+	// crds writes the CRD steps, with olmsync's own rights (as OLM's StepBuilder does).
+	crds      client.Client
 	reader    client.Reader
 	mapper    meta.RESTMapper
 	namespace string
@@ -181,15 +186,16 @@ func (e *executor) createOrUpdate(ctx context.Context, u *unstructured.Unstructu
 		return v1alpha1.StepStatusCreated, nil
 	}
 	if !apierrors.IsAlreadyExists(err) {
-		return v1alpha1.StepStatusUnknown, fmt.Errorf("create %s %s: %w", u.GetKind(), u.GetName(), err)
+		return v1alpha1.StepStatusUnknown, rbac.StepError("create", u.GetKind(), u.GetName(), err)
 	}
 	if !update {
 		return v1alpha1.StepStatusPresent, nil
 	}
 	existing := &unstructured.Unstructured{}
 	existing.SetGroupVersionKind(u.GroupVersionKind())
-	if err := e.reader.Get(ctx, client.ObjectKeyFromObject(u), existing); err != nil {
-		return v1alpha1.StepStatusUnknown, fmt.Errorf("get %s %s: %w", u.GetKind(), u.GetName(), err)
+	// Read with the writer's rights: a scoped install gets, then updates, as the account.
+	if err := e.client.Get(ctx, client.ObjectKeyFromObject(u), existing); err != nil {
+		return v1alpha1.StepStatusUnknown, rbac.StepError("get", u.GetKind(), u.GetName(), err)
 	}
 	u.SetResourceVersion(existing.GetResourceVersion())
 	u.SetLabels(merged(existing.GetLabels(), u.GetLabels()))
@@ -202,7 +208,7 @@ func (e *executor) createOrUpdate(ctx context.Context, u *unstructured.Unstructu
 	}
 	u.SetOwnerReferences(refs)
 	if err := e.client.Update(ctx, u); err != nil {
-		return v1alpha1.StepStatusUnknown, fmt.Errorf("update %s %s: %w", u.GetKind(), u.GetName(), err)
+		return v1alpha1.StepStatusUnknown, rbac.StepError("update", u.GetKind(), u.GetName(), err)
 	}
 	return v1alpha1.StepStatusPresent, nil
 }
@@ -238,7 +244,7 @@ func (e *executor) applyCRD(ctx context.Context, crd *apiextensionsv1.CustomReso
 	crd.SetAnnotations(annotations)
 	// OLM's step.go labels the CRDs a plan writes olm.managed=true, on create and update.
 	crd.SetLabels(merged(crd.GetLabels(), map[string]string{ManagedLabel: groups.ManagedLabelValue}))
-	err := e.client.Create(ctx, crd.DeepCopy())
+	err := e.crds.Create(ctx, crd.DeepCopy())
 	if err == nil {
 		return v1alpha1.StepStatusCreated, nil
 	}
@@ -259,7 +265,7 @@ func (e *executor) applyCRD(ctx context.Context, crd *apiextensionsv1.CustomReso
 	crd.ResourceVersion = existing.ResourceVersion
 	crd.Labels = merged(existing.Labels, crd.Labels)
 	crd.Annotations = merged(withoutAlongside(existing.Annotations, e.namespace), crd.Annotations)
-	if err := e.client.Update(ctx, crd); err != nil {
+	if err := e.crds.Update(ctx, crd); err != nil {
 		if apierrors.IsInvalid(err) {
 			return v1alpha1.StepStatusUnknown, &StepError{Kind: "CustomResourceDefinition", Name: crd.Name, Err: err}
 		}

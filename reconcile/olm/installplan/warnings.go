@@ -32,9 +32,14 @@ const (
 // settings, with a warning handler that hands the API server's warnings (HTTP warning code
 // 299) to the step being written, as OLM's plan client does (its warningRecorder).
 func NewWriter(mgr ctrl.Manager) (client.Client, error) {
-	cfg := rest.CopyConfig(mgr.GetConfig())
+	return client.New(writerConfig(mgr.GetConfig()), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+}
+
+// writerConfig is a copy of cfg whose warnings go to the step being written.
+func writerConfig(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
 	cfg.WarningHandler, cfg.WarningHandlerWithContext = nil, stepWarnings{}
-	return client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	return cfg
 }
 
 // stepWarnings records each warning in the warningRecorder of the request's context, if any.

@@ -1,0 +1,103 @@
+package rbac
+
+import (
+	"fmt"
+
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+)
+
+// resource is where the API server serves a kind of step.
+type resource struct {
+	group, resource string
+	cluster         bool
+}
+
+// stepResources are the resources of the kinds an InstallPlan installs (the executor's
+// installed and supported kinds), as the API server serves them. A CRD is not among them:
+// it goes in with the controller's own rights.
+var stepResources = map[string]resource{
+	v1alpha1.ClusterServiceVersionKind: {v1alpha1.GroupName, "clusterserviceversions", false},
+	v1alpha1.SubscriptionKind:          {v1alpha1.GroupName, "subscriptions", false},
+	"BundleSecret":                     {"", "secrets", false},
+	"Secret":                           {"", "secrets", false},
+	"ServiceAccount":                   {"", "serviceaccounts", false},
+	"Service":                          {"", "services", false},
+	"ConfigMap":                        {"", "configmaps", false},
+	"Role":                             {"rbac.authorization.k8s.io", "roles", false},
+	"RoleBinding":                      {"rbac.authorization.k8s.io", "rolebindings", false},
+	"ClusterRole":                      {"rbac.authorization.k8s.io", "clusterroles", true},
+	"ClusterRoleBinding":               {"rbac.authorization.k8s.io", "clusterrolebindings", true},
+	"PrometheusRule":                   {"monitoring.coreos.com", "prometheusrules", false},
+	"ServiceMonitor":                   {"monitoring.coreos.com", "servicemonitors", false},
+	"PodDisruptionBudget":              {"policy", "poddisruptionbudgets", false},
+	"PriorityClass":                    {"scheduling.k8s.io", "priorityclasses", true},
+	"VerticalPodAutoscaler":            {"autoscaling.k8s.io", "verticalpodautoscalers", false},
+	"NetworkPolicy":                    {"networking.k8s.io", "networkpolicies", false},
+	"ConsoleYAMLSample":                {"console.openshift.io", "consoleyamlsamples", true},
+	"ConsoleQuickStart":                {"console.openshift.io", "consolequickstarts", true},
+	"ConsoleCLIDownload":               {"console.openshift.io", "consoleclidownloads", true},
+	"ConsoleLink":                      {"console.openshift.io", "consolelinks", true},
+	"ConsolePlugin":                    {"console.openshift.io", "consoleplugins", true},
+}
+
+// StepError is how the InstallPlan executor says that one request of a step failed:
+// "<verb> <Kind> <name>: <error>" (a bundle Secret's kind is Secret). The plan's
+// status.message then holds it after "retrying execution due to error: ".
+func StepError(verb, kind, name string, err error) error {
+	return fmt.Errorf("%s %s %s: %w", verb, kind, name, err)
+}
+
+// Refusal is the first step of a plan the executor's user may not execute.
+type Refusal struct {
+	// Step is its index in the plan.
+	Step int
+	// Err is the executor's error: StepError around the API server's Forbidden.
+	Err error
+}
+
+// FirstRefused walks a plan's steps in the executor's order, as u executes them in
+// namespace, and returns the first step u may not execute, nil when u may execute every
+// one. For each step the executor creates the object, and when it exists (exists says,
+// as far as the caller knows) gets and updates it — but a CSV or a Subscription, which it
+// leaves as they are; the API server authorizes a create before it looks for the object,
+// so a refused create is the error even for an object that exists. CRD steps, and steps
+// of kinds this package does not know, are skipped: the controller applies CRDs with its
+// own rights, and refuses unknown kinds for another reason.
+//
+// It does not judge what RBAC's escalation check adds for Roles and bindings (an account
+// may create a Role only with rules it holds, bind only roles it holds): the caller
+// assumes an account that may write RBAC holds what it grants (docs/olm.md).
+func (p Policy) FirstRefused(u User, namespace string, steps []v1alpha1.Step, exists func(v1alpha1.Step) bool) *Refusal {
+	for i, s := range steps {
+		res, ok := stepResources[s.Resource.Kind]
+		if !ok {
+			continue
+		}
+		group := res.group
+		if s.Resource.Group != "" {
+			group = s.Resource.Group
+		}
+		ns := namespace
+		if res.cluster {
+			ns = ""
+		}
+		kind := s.Resource.Kind
+		if kind == "BundleSecret" {
+			kind = "Secret"
+		}
+		verbs := []string{"create"}
+		if kind != v1alpha1.ClusterServiceVersionKind && kind != v1alpha1.SubscriptionKind && exists != nil && exists(s) {
+			verbs = append(verbs, "get", "update")
+		}
+		for _, verb := range verbs {
+			req := Request{Verb: verb, Group: group, Resource: res.resource, Namespace: ns}
+			if verb != "create" {
+				req.Name = s.Resource.Name
+			}
+			if d := p.Authorize(u, req); !d.Allowed {
+				return &Refusal{Step: i, Err: StepError(verb, kind, s.Resource.Name, Forbidden(u, req, d))}
+			}
+		}
+	}
+	return nil
+}

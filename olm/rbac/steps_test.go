@@ -1,0 +1,98 @@
+package rbac_test
+
+import (
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/olm/rbac"
+)
+
+func step(group, kind, name string) v1alpha1.Step {
+	return v1alpha1.Step{Resource: v1alpha1.StepResource{Group: group, Version: "v1", Kind: kind, Name: name}}
+}
+
+// TestFirstRefused: the first step of a plan, in the executor's order, the account may not
+// execute, with the executor's error around the API server's refusal.
+func TestFirstRefused(t *testing.T) {
+	u := rbac.ServiceAccount("ns", "installer")
+	steps := []v1alpha1.Step{
+		step("operators.coreos.com", "ClusterServiceVersion", "a.v1.0.0"),
+		step("apiextensions.k8s.io", "CustomResourceDefinition", "alphas.example.com"),
+		step("", "ServiceAccount", "a-operator"),
+		step("rbac.authorization.k8s.io", "Role", "a.v1.0.0-x"),
+		step("", "BundleSecret", "creds"),
+		step("rbac.authorization.k8s.io", "ClusterRole", "a.v1.0.0-y"),
+	}
+	grant := func(rules ...rbacv1.PolicyRule) rbac.Policy {
+		return rbac.Policy{
+			Roles:        []rbacv1.Role{role("ns", "r", rules...)},
+			RoleBindings: []rbacv1.RoleBinding{binding("ns", "b", "Role", "r", sa("ns", "installer"))},
+		}
+	}
+	create := func(group string, resources ...string) rbacv1.PolicyRule {
+		return rule(l("create"), l(group), resources)
+	}
+	for _, tc := range []struct {
+		name   string
+		policy rbac.Policy
+		exists map[string]bool
+		want   *rbac.Refusal
+		msg    string
+	}{
+		{
+			name: "no rights: the CSV", want: &rbac.Refusal{Step: 0},
+			msg: `create ClusterServiceVersion a.v1.0.0: clusterserviceversions.operators.coreos.com is forbidden: User "system:serviceaccount:ns:installer" cannot create resource "clusterserviceversions" in API group "operators.coreos.com" in the namespace "ns"`,
+		},
+		{
+			name:   "the CSV only: the ServiceAccount, the CRD skipped",
+			policy: grant(create("operators.coreos.com", "clusterserviceversions")),
+			want:   &rbac.Refusal{Step: 2},
+			msg:    `create ServiceAccount a-operator: serviceaccounts is forbidden: User "system:serviceaccount:ns:installer" cannot create resource "serviceaccounts" in API group "" in the namespace "ns"`,
+		},
+		{
+			name:   "an existing ServiceAccount is read and updated",
+			policy: grant(create("operators.coreos.com", "clusterserviceversions"), create("", "serviceaccounts")),
+			exists: map[string]bool{"a-operator": true},
+			want:   &rbac.Refusal{Step: 2},
+			msg:    `get ServiceAccount a-operator: serviceaccounts "a-operator" is forbidden: User "system:serviceaccount:ns:installer" cannot get resource "serviceaccounts" in API group "" in the namespace "ns"`,
+		},
+		{
+			name:   "an existing CSV is left as it is",
+			policy: grant(create("operators.coreos.com", "clusterserviceversions"), create("", "serviceaccounts", "secrets"), create("rbac.authorization.k8s.io", "roles")),
+			exists: map[string]bool{"a.v1.0.0": true},
+			want:   &rbac.Refusal{Step: 5},
+			msg:    `create ClusterRole a.v1.0.0-y: clusterroles.rbac.authorization.k8s.io is forbidden: User "system:serviceaccount:ns:installer" cannot create resource "clusterroles" in API group "rbac.authorization.k8s.io" at the cluster scope`,
+		},
+		{
+			name:   "a bundle secret is a Secret",
+			policy: grant(create("operators.coreos.com", "clusterserviceversions"), create("", "serviceaccounts"), create("rbac.authorization.k8s.io", "roles")),
+			want:   &rbac.Refusal{Step: 4},
+			msg:    `create Secret creds: secrets is forbidden: User "system:serviceaccount:ns:installer" cannot create resource "secrets" in API group "" in the namespace "ns"`,
+		},
+		{
+			name: "every right",
+			policy: rbac.Policy{
+				ClusterRoles:        []rbacv1.ClusterRole{clusterRole("all", rule(l("*"), l("*"), l("*")))},
+				ClusterRoleBindings: []rbacv1.ClusterRoleBinding{clusterBinding("b", "all", sa("ns", "installer"))},
+			},
+			exists: map[string]bool{"a-operator": true, "a.v1.0.0-x": true},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.policy.FirstRefused(u, "ns", steps, func(s v1alpha1.Step) bool { return tc.exists[s.Resource.Name] })
+			switch {
+			case tc.want == nil && got != nil:
+				t.Fatalf("refused step %d: %v", got.Step, got.Err)
+			case tc.want == nil:
+				return
+			case got == nil:
+				t.Fatalf("nothing refused, want step %d", tc.want.Step)
+			}
+			if got.Step != tc.want.Step || got.Err.Error() != tc.msg {
+				t.Errorf("step %d: %s\nwant step %d: %s", got.Step, got.Err, tc.want.Step, tc.msg)
+			}
+		})
+	}
+}
