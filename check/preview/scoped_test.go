@@ -111,7 +111,7 @@ func TestPreviewScopedInstall(t *testing.T) {
 			}
 			// The executor's error inside the controller's retry message (reconcile/olm/installplan
 			// scoped_test.go forbiddenCSV holds the same bytes from kube-apiserver).
-			want := fmt.Sprintf(`retrying execution due to error: create ClusterServiceVersion %s: clusterserviceversions.operators.coreos.com is forbidden: User "system:serviceaccount:team-x:installer" cannot create resource "clusterserviceversions" in API group "operators.coreos.com" in the namespace "team-x"`, next)
+			want := fmt.Sprintf(`retrying execution due to error: error creating csv %s: clusterserviceversions.operators.coreos.com is forbidden: User "system:serviceaccount:team-x:installer" cannot create resource "clusterserviceversions" in API group "operators.coreos.com" in the namespace "team-x"`, next)
 			if got.Plan.Phase != "Installing" || got.Plan.Message != want {
 				t.Errorf("plan %+v\nwant Installing with %s", got.Plan, want)
 			}
@@ -327,7 +327,7 @@ subjects:
 	if got == nil || got.Plan == nil || got.End == nil {
 		t.Fatalf("preview of team-rbac/gadgets: %+v", got)
 	}
-	want := `retrying execution due to error: create ServiceAccount gadgets-operator: serviceaccounts is forbidden: User "system:serviceaccount:team-rbac:installer" cannot create resource "serviceaccounts" in API group "" in the namespace "team-rbac"`
+	want := `retrying execution due to error: error creating service account: gadgets-operator: serviceaccounts is forbidden: User "system:serviceaccount:team-rbac:installer" cannot create resource "serviceaccounts" in API group "" in the namespace "team-rbac"`
 	if got.Plan.Phase != "Installing" || got.Plan.Message != want {
 		t.Errorf("plan %+v\nwant Installing with %s", got.Plan, want)
 	}

@@ -2,6 +2,7 @@ package rbac
 
 import (
 	"fmt"
+	"strings"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 )
@@ -40,11 +41,50 @@ var stepResources = map[string]resource{
 	"ConsolePlugin":                    {"console.openshift.io", "consoleplugins", true},
 }
 
-// StepError is how the InstallPlan executor says that one request of a step failed:
-// "<verb> <Kind> <name>: <error>" (a bundle Secret's kind is Secret). The plan's
-// status.message then holds it after "retrying execution due to error: ".
+// StepError is how the InstallPlan executor says that one request of a step failed, in
+// OLM's words (its StepEnsurer, pkg/controller/operators/catalog/step_ensurer.go, wrapping
+// the error with pkg/errors: "<words>: <error>"). The plan's status.message then holds it
+// after "retrying execution due to error: ". verb is the request: create, get or update.
 func StepError(verb, kind, name string, err error) error {
-	return fmt.Errorf("%s %s %s: %w", verb, kind, name, err)
+	return fmt.Errorf("%s: %w", stepWords(verb, kind, name), err)
+}
+
+// stepWords are OLM's StepEnsurer's words for a failed request of a step, per kind: the
+// Ensure function of the kind, else EnsureUnstructuredObject. OLM's Update helpers of the
+// RBAC kinds read the object first, so a failed read of one is worded as its update.
+func stepWords(verb, kind, name string) string {
+	switch kind {
+	case "ClusterServiceVersion": // EnsureClusterServiceVersion: create only
+		return "error creating csv " + name
+	case "Subscription": // EnsureSubscription: create only
+		return "error creating subscription " + name
+	case "Secret": // EnsureBundleSecret
+		return "error updating secret: " + name
+	case "Service": // EnsureService
+		return "error updating service: " + name
+	case "ConfigMap": // EnsureConfigMap
+		return "error updating configmap: " + name
+	case "ServiceAccount": // EnsureServiceAccount
+		switch verb {
+		case "create":
+			return "error creating service account: " + name
+		case "get":
+			return "error getting older version of service account: " + name
+		}
+		return "error updating service account: " + name
+	case "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+		if verb == "create" {
+			return "error creating " + strings.ToLower(kind) + " " + name
+		}
+		return "error updating " + strings.ToLower(kind) + " " + name
+	}
+	switch verb { // EnsureUnstructuredObject
+	case "create":
+		return "error creating unstructured object " + name
+	case "get":
+		return "error getting unstructured object " + name
+	}
+	return "error updating unstructured object " + name
 }
 
 // Refusal is the first step of a plan the executor's user may not execute.

@@ -1,6 +1,7 @@
 package rbac_test
 
 import (
+	"errors"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -43,33 +44,33 @@ func TestFirstRefused(t *testing.T) {
 	}{
 		{
 			name: "no rights: the CSV", want: &rbac.Refusal{Step: 0},
-			msg: `create ClusterServiceVersion a.v1.0.0: clusterserviceversions.operators.coreos.com is forbidden: User "system:serviceaccount:ns:installer" cannot create resource "clusterserviceversions" in API group "operators.coreos.com" in the namespace "ns"`,
+			msg: `error creating csv a.v1.0.0: clusterserviceversions.operators.coreos.com is forbidden: User "system:serviceaccount:ns:installer" cannot create resource "clusterserviceversions" in API group "operators.coreos.com" in the namespace "ns"`,
 		},
 		{
 			name:   "the CSV only: the ServiceAccount, the CRD skipped",
 			policy: grant(create("operators.coreos.com", "clusterserviceversions")),
 			want:   &rbac.Refusal{Step: 2},
-			msg:    `create ServiceAccount a-operator: serviceaccounts is forbidden: User "system:serviceaccount:ns:installer" cannot create resource "serviceaccounts" in API group "" in the namespace "ns"`,
+			msg:    `error creating service account: a-operator: serviceaccounts is forbidden: User "system:serviceaccount:ns:installer" cannot create resource "serviceaccounts" in API group "" in the namespace "ns"`,
 		},
 		{
 			name:   "an existing ServiceAccount is read and updated",
 			policy: grant(create("operators.coreos.com", "clusterserviceversions"), create("", "serviceaccounts")),
 			exists: map[string]bool{"a-operator": true},
 			want:   &rbac.Refusal{Step: 2},
-			msg:    `get ServiceAccount a-operator: serviceaccounts "a-operator" is forbidden: User "system:serviceaccount:ns:installer" cannot get resource "serviceaccounts" in API group "" in the namespace "ns"`,
+			msg:    `error getting older version of service account: a-operator: serviceaccounts "a-operator" is forbidden: User "system:serviceaccount:ns:installer" cannot get resource "serviceaccounts" in API group "" in the namespace "ns"`,
 		},
 		{
 			name:   "an existing CSV is left as it is",
 			policy: grant(create("operators.coreos.com", "clusterserviceversions"), create("", "serviceaccounts", "secrets"), create("rbac.authorization.k8s.io", "roles")),
 			exists: map[string]bool{"a.v1.0.0": true},
 			want:   &rbac.Refusal{Step: 5},
-			msg:    `create ClusterRole a.v1.0.0-y: clusterroles.rbac.authorization.k8s.io is forbidden: User "system:serviceaccount:ns:installer" cannot create resource "clusterroles" in API group "rbac.authorization.k8s.io" at the cluster scope`,
+			msg:    `error creating clusterrole a.v1.0.0-y: clusterroles.rbac.authorization.k8s.io is forbidden: User "system:serviceaccount:ns:installer" cannot create resource "clusterroles" in API group "rbac.authorization.k8s.io" at the cluster scope`,
 		},
 		{
 			name:   "a bundle secret is a Secret",
 			policy: grant(create("operators.coreos.com", "clusterserviceversions"), create("", "serviceaccounts"), create("rbac.authorization.k8s.io", "roles")),
 			want:   &rbac.Refusal{Step: 4},
-			msg:    `create Secret creds: secrets is forbidden: User "system:serviceaccount:ns:installer" cannot create resource "secrets" in API group "" in the namespace "ns"`,
+			msg:    `error updating secret: creds: secrets is forbidden: User "system:serviceaccount:ns:installer" cannot create resource "secrets" in API group "" in the namespace "ns"`,
 		},
 		{
 			name: "every right",
@@ -94,5 +95,37 @@ func TestFirstRefused(t *testing.T) {
 				t.Errorf("step %d: %s\nwant step %d: %s", got.Step, got.Err, tc.want.Step, tc.msg)
 			}
 		})
+	}
+}
+
+// TestStepErrorIsOLMs: the executor's words for a failed request are OLM's StepEnsurer's,
+// byte for byte (pkg/controller/operators/catalog/step_ensurer.go at HEAD of
+// operator-lifecycle-manager: errorwrap.Wrapf(err, format, name) writes "<format>: <err>").
+func TestStepErrorIsOLMs(t *testing.T) {
+	cause := errors.New("boom")
+	tests := []struct{ verb, kind, want string }{
+		{"create", "ClusterServiceVersion", "error creating csv x: boom"},                    // :48
+		{"create", "Subscription", "error creating subscription x: boom"},                    // :65
+		{"create", "Secret", "error updating secret: x: boom"},                               // :126
+		{"update", "Secret", "error updating secret: x: boom"},                               // :133
+		{"create", "ServiceAccount", "error creating service account: x: boom"},              // :150
+		{"get", "ServiceAccount", "error getting older version of service account: x: boom"}, // :159
+		{"update", "ServiceAccount", "error updating service account: x: boom"},              // :180
+		{"create", "Service", "error updating service: x: boom"},                             // :198
+		{"create", "ClusterRole", "error creating clusterrole x: boom"},                      // :221
+		{"update", "ClusterRole", "error updating clusterrole x: boom"},                      // :231
+		{"create", "ClusterRoleBinding", "error creating clusterrolebinding x: boom"},        // :248
+		{"create", "Role", "error creating role x: boom"},                                    // :275
+		{"update", "RoleBinding", "error updating rolebinding x: boom"},                      // :305
+		{"create", "PrometheusRule", "error creating unstructured object x: boom"},           // :322
+		{"get", "PrometheusRule", "error getting unstructured object x: boom"},               // :328
+		{"update", "PrometheusRule", "error updating unstructured object x: boom"},           // :337
+		{"create", "ConfigMap", "error updating configmap: x: boom"},                         // :354
+	}
+	for _, tt := range tests {
+		err := rbac.StepError(tt.verb, tt.kind, "x", cause)
+		if err.Error() != tt.want || !errors.Is(err, cause) {
+			t.Errorf("StepError(%s, %s) = %q, want %q (wrapping the cause)", tt.verb, tt.kind, err, tt.want)
+		}
 	}
 }

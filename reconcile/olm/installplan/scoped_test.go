@@ -64,7 +64,7 @@ func waitPlan(t *testing.T, env *testenv.Env, ns, name, what string, check func(
 // executor's wrapping of the API server's refusal, inside OLM's retry message (the preview
 // says the same: check/preview TestPreviewScopedInstall).
 func forbiddenCSV(ns, sa string) string {
-	return fmt.Sprintf(`retrying execution due to error: create ClusterServiceVersion widget.v1.0.0: clusterserviceversions.operators.coreos.com is forbidden: User "system:serviceaccount:%[1]s:%[2]s" cannot create resource "clusterserviceversions" in API group "operators.coreos.com" in the namespace "%[1]s"`, ns, sa)
+	return fmt.Sprintf(`retrying execution due to error: error creating csv widget.v1.0.0: clusterserviceversions.operators.coreos.com is forbidden: User "system:serviceaccount:%[1]s:%[2]s" cannot create resource "clusterserviceversions" in API group "operators.coreos.com" in the namespace "%[1]s"`, ns, sa)
 }
 
 // TestScopedInstall: in a namespace whose OperatorGroup names a ServiceAccount, the plan

@@ -35,7 +35,7 @@ type StepError struct {
 }
 
 func (e *StepError) Error() string {
-	return fmt.Sprintf("error creating %s %s: %v", strings.ToLower(e.Kind), e.Name, e.Err)
+	return rbac.StepError("create", e.Kind, e.Name, e.Err).Error() // OLM's words for the kind
 }
 func (e *StepError) Unwrap() error { return e.Err }
 
