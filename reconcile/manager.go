@@ -185,7 +185,9 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 		// One manager per process, but for tests that run `olmsync run` more than once in
 		// one process: controller names need not be unique across managers.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-		Cache:      cache.Options{ByObject: cacheByObject(opts.WatchLabelSelector)},
+		// managedFields are read by nothing that reads through the cache, and are often the
+		// largest part of a cached object: dropped, as Flux's controllers drop them.
+		Cache: cache.Options{ByObject: cacheByObject(opts.WatchLabelSelector), DefaultTransform: cache.TransformStripManagedFields()},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("new manager: %w", err)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -74,6 +75,8 @@ func StartManager(tb testing.TB, env *testenv.Env, opts olm.Options) *Manager {
 		RenewDeadline:                 &renew,
 		RetryPeriod:                   &retry,
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
+		// As olmsync run's manager (reconcile.NewManager) caches objects.
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 	})
 	if err != nil {
 		tb.Fatalf("new manager: %v", err)

@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
@@ -101,6 +104,13 @@ func benchSteadyState(b *testing.B, imageOnly bool) {
 		m.Stop(b)
 		cancel()
 		<-kubelet
+
+		// The floor (issue 18): the same objects written straight to the API server, with
+		// no controller deciding anything, in the same run.
+		written, n := writeOnly(b, env, namespaces, fmt.Sprintf("bench%d-w", i))
+		b.ReportMetric(written.Seconds(), "s-write-only")
+		b.ReportMetric(float64(n), "objects-written")
+		b.ReportMetric(elapsed.Seconds()/written.Seconds(), "x-write-only")
 	}
 }
 
@@ -147,4 +157,97 @@ func waitSteady(b *testing.B, env *testenv.Env, namespaces []string) {
 		}
 		time.Sleep(time.Second)
 	}
+}
+
+// steadyKinds are the kinds the embedded OLM writes into a namespace on the way to steady
+// state; writeOnly writes the same objects again.
+var steadyKinds = []schema.GroupVersionKind{
+	v1alpha1.SchemeGroupVersion.WithKind("Subscription"),
+	v1alpha1.SchemeGroupVersion.WithKind("InstallPlan"),
+	v1alpha1.SchemeGroupVersion.WithKind("ClusterServiceVersion"),
+	{Group: "operators.coreos.com", Version: "v2", Kind: "OperatorCondition"},
+	{Group: "apps", Version: "v1", Kind: "Deployment"},
+	{Version: "v1", Kind: "ServiceAccount"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding"},
+}
+
+// writeOnly is the benchmark's floor: it reads every object the controllers left in the
+// namespaces and writes copies of them into as many new namespaces (prefix) — each object
+// created, and its status written when it has one — with as many writers at once as the
+// controllers have workers. It returns the time the writes took and how many objects it
+// wrote. ServiceAccounts the namespaces had before are left out (the API server makes
+// "default" itself).
+func writeOnly(b *testing.B, env *testenv.Env, namespaces []string, prefix string) (time.Duration, int) {
+	b.Helper()
+	ctx := context.Background()
+	var objs []*unstructured.Unstructured
+	targets := make([]string, len(namespaces))
+	for n, ns := range namespaces {
+		targets[n] = olmtest.NewNamespace(b, env, prefix)
+		for _, gvk := range steadyKinds {
+			list := &unstructured.UnstructuredList{}
+			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+			if err := env.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+				b.Fatal(err)
+			}
+			for i := range list.Items {
+				o := &list.Items[i]
+				if gvk.Kind == "ServiceAccount" && o.GetName() == "default" {
+					continue
+				}
+				c := &unstructured.Unstructured{Object: map[string]any{
+					"apiVersion": o.GetAPIVersion(), "kind": o.GetKind(),
+					"metadata": map[string]any{"name": o.GetName(), "namespace": targets[n],
+						"labels": toAny(o.GetLabels()), "annotations": toAny(o.GetAnnotations())},
+				}}
+				for k, v := range o.Object {
+					if k != "metadata" && k != "apiVersion" && k != "kind" {
+						c.Object[k] = v
+					}
+				}
+				objs = append(objs, c)
+			}
+		}
+	}
+	b.StartTimer()
+	start := time.Now()
+	var g errgroup.Group
+	g.SetLimit(writeOnlyWorkers)
+	for _, o := range objs {
+		g.Go(func() error {
+			status, hasStatus := o.Object["status"]
+			delete(o.Object, "status")
+			if err := env.Client.Create(ctx, o); err != nil {
+				return fmt.Errorf("create %s %s/%s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)
+			}
+			if !hasStatus {
+				return nil
+			}
+			o.Object["status"] = status
+			if err := env.Client.Status().Update(ctx, o); err != nil {
+				return fmt.Errorf("status of %s %s/%s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)
+			}
+			return nil
+		})
+	}
+	err := g.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return elapsed, len(objs)
+}
+
+// writeOnlyWorkers is how many objects writeOnly writes at once: about as many as the
+// embedded OLM's controllers reconcile at once.
+const writeOnlyWorkers = 8
+
+func toAny(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
