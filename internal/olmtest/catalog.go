@@ -18,13 +18,21 @@ import (
 	"github.com/olmsync/olmsync/olm/catalog"
 )
 
-// API is a namespaced custom resource kind served at one version; its plural is the
-// lower-case kind plus "s". Schema, when set, is the version's openAPIV3Schema (YAML, or
-// JSON); without it the CRD keeps any field.
-type API struct{ Group, Version, Kind, Schema string }
+// API is a namespaced custom resource kind served at one version. Plural, when set, is
+// its plural; else the lower-case kind plus "s" (not "prometheuses" from Prometheus).
+// Schema, when set, is the version's openAPIV3Schema (YAML, or JSON); without it the CRD
+// keeps any field.
+type API struct{ Group, Version, Kind, Plural, Schema string }
 
 // CRDName is the CRD's name: <plural>.<group>.
-func (a API) CRDName() string { return strings.ToLower(a.Kind) + "s." + a.Group }
+func (a API) CRDName() string { return a.plural() + "." + a.Group }
+
+func (a API) plural() string {
+	if a.Plural != "" {
+		return a.Plural
+	}
+	return strings.ToLower(a.Kind) + "s"
+}
 
 // Bundle is one version of a test operator: a CSV named <Package>.v<Version> with one
 // Deployment <Package>-operator (the same name in every version, so that an upgrade takes it
@@ -138,7 +146,7 @@ metadata:
   name: %[1]s
 spec:
   group: %[2]s
-  names: {kind: %[3]s, listKind: %[3]sList, plural: %[4]ss, singular: %[4]s}
+  names: {kind: %[3]s, listKind: %[3]sList, plural: %[7]s, singular: %[4]s}
   scope: Namespaced
   versions:
   - name: %[5]s
@@ -146,7 +154,7 @@ spec:
     storage: true
     schema:
       openAPIV3Schema: %[6]s
-`, api.CRDName(), api.Group, api.Kind, strings.ToLower(api.Kind), api.Version, schema)
+`, api.CRDName(), api.Group, api.Kind, strings.ToLower(api.Kind), api.Version, schema, api.plural())
 }
 
 // ConfigMapData is OLM's ConfigMap catalog of the bundles: each package has the channels its

@@ -210,31 +210,39 @@ func (r *Registry) PushBundleCatalog(tb testing.TB, repoTag string, opts BundleC
 	return out
 }
 
-// PushImageOnlyCatalog pushes every bundle as a bundle image (its CSV and owned CRDs under
-// manifests/, metadata/annotations.yaml naming its package and the channel "stable", as opm
-// builds one) to <repoPrefix><package>:<version>, and a catalog image repoTag whose FBC is
-// FBC's but lists each bundle by image digest only, as real catalogs do. It returns the
-// catalog's reference (by tag).
+// PushImageOnlyCatalog pushes every bundle as a bundle image (PushBundle) to
+// <repoPrefix><package>:<version>, and a catalog image repoTag whose FBC is FBC's but lists
+// each bundle by image digest only, as real catalogs do. It returns the catalog's reference
+// (by tag).
 func (r *Registry) PushImageOnlyCatalog(tb testing.TB, repoTag, repoPrefix string, bundles []Bundle) string {
 	tb.Helper()
 	images := map[string]string{}
 	for _, b := range bundles {
-		files := map[string][]byte{
-			"manifests/" + b.Name() + ".clusterserviceversion.yaml": []byte(b.CSV()),
-			"metadata/annotations.yaml": fmt.Appendf(nil, "annotations:\n"+
-				"  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n"+
-				"  operators.operatorframework.io.bundle.manifests.v1: manifests/\n"+
-				"  operators.operatorframework.io.bundle.metadata.v1: metadata/\n"+
-				"  operators.operatorframework.io.bundle.package.v1: %s\n"+
-				"  operators.operatorframework.io.bundle.channels.v1: stable\n"+
-				"  operators.operatorframework.io.bundle.channel.default.v1: stable\n", b.Package),
-		}
-		for _, a := range b.Owns {
-			files["manifests/"+a.CRDName()+".crd.yaml"] = []byte(CRD(a))
-		}
-		ref, _ := r.Push(tb, fmt.Sprintf("%s%s:%s", repoPrefix, b.Package, b.Version), ocitest.Files(tb, files, nil))
-		images[b.Name()] = ref
+		images[b.Name()] = r.PushBundle(tb, fmt.Sprintf("%s%s:%s", repoPrefix, b.Package, b.Version), b)
 	}
 	ref, _ := r.PushCatalog(tb, repoTag, fbc(tb, bundles, images))
+	return ref
+}
+
+// PushBundle pushes the bundle as a bundle image repoTag, as opm builds one: its CSV and
+// owned CRDs under manifests/, metadata/annotations.yaml naming its package and channels
+// (the first the default). It returns the image's reference by digest.
+func (r *Registry) PushBundle(tb testing.TB, repoTag string, b Bundle) string {
+	tb.Helper()
+	channels := b.InChannels()
+	files := map[string][]byte{
+		"manifests/" + b.Name() + ".clusterserviceversion.yaml": []byte(b.CSV()),
+		"metadata/annotations.yaml": fmt.Appendf(nil, "annotations:\n"+
+			"  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n"+
+			"  operators.operatorframework.io.bundle.manifests.v1: manifests/\n"+
+			"  operators.operatorframework.io.bundle.metadata.v1: metadata/\n"+
+			"  operators.operatorframework.io.bundle.package.v1: %s\n"+
+			"  operators.operatorframework.io.bundle.channels.v1: %s\n"+
+			"  operators.operatorframework.io.bundle.channel.default.v1: %s\n", b.Package, strings.Join(channels, ","), channels[0]),
+	}
+	for _, a := range b.Owns {
+		files["manifests/"+a.CRDName()+".crd.yaml"] = []byte(CRD(a))
+	}
+	ref, _ := r.Push(tb, repoTag, ocitest.Files(tb, files, nil))
 	return ref
 }

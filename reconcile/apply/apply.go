@@ -1,13 +1,16 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/fluxcd/pkg/ssa"
 	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -16,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
@@ -223,6 +225,7 @@ func (a *Applier) run(ctx context.Context, objs []*unstructured.Unstructured, dr
 	rendered := renderedKinds(objs)
 	promisedOrRendered := func(gk schema.GroupKind) bool { return rendered[gk] || promised(gk) }
 	res := &Result{DryRun: dryRun}
+	rm := ssa.NewResourceManager(a.Client, nil, ssa.Owner{Field: olmsyncv1alpha1.FieldManager, Group: olmsyncv1alpha1.GroupName})
 	failed := false
 	for _, stage := range Staged(objs) {
 		if err := ctx.Err(); err != nil {
@@ -236,7 +239,7 @@ func (a *Applier) run(ctx context.Context, objs []*unstructured.Unstructured, dr
 			}
 			continue
 		}
-		res.Objects = append(res.Objects, a.applyStage(ctx, stage, promisedOrRendered, dryRun)...)
+		res.Objects = append(res.Objects, a.applyStage(ctx, rm, stage, promisedOrRendered, dryRun)...)
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
@@ -255,7 +258,7 @@ func (a *Applier) run(ctx context.Context, objs []*unstructured.Unstructured, dr
 
 // applyStage applies the objects of one stage, Concurrency at a time; the results keep
 // the order of the objects.
-func (a *Applier) applyStage(ctx context.Context, stage []*unstructured.Unstructured, promised func(schema.GroupKind) bool, dryRun bool) []ObjectResult {
+func (a *Applier) applyStage(ctx context.Context, rm *ssa.ResourceManager, stage []*unstructured.Unstructured, promised func(schema.GroupKind) bool, dryRun bool) []ObjectResult {
 	out := make([]ObjectResult, len(stage))
 	limit := a.Concurrency
 	if limit <= 0 {
@@ -266,7 +269,7 @@ func (a *Applier) applyStage(ctx context.Context, stage []*unstructured.Unstruct
 	for i, obj := range stage {
 		g.Go(func() error {
 			st, _ := StageOf(obj.GroupVersionKind().GroupKind())
-			out[i] = a.applyOne(ctx, obj, st, promised, dryRun)
+			out[i] = a.applyOne(ctx, rm, obj, st, promised, dryRun)
 			return nil
 		})
 	}
@@ -274,9 +277,12 @@ func (a *Applier) applyStage(ctx context.Context, stage []*unstructured.Unstruct
 	return out
 }
 
-// applyOne applies one object: a dry run first, and a real apply only when the dry run
-// differs from the live object.
-func (a *Applier) applyOne(ctx context.Context, obj *unstructured.Unstructured, stage Stage, promised func(schema.GroupKind) bool, dryRun bool) ObjectResult {
+// applyOne applies one object with Flux's server-side apply engine (fluxcd/pkg/ssa): a
+// dry run first, compared with the live object as Flux compares it (ssa's normalisation,
+// with driftIgnoreRules), and a real apply only when they differ; an
+// immutable field is recreated under Force or ForceAnnotation, and the field managers of
+// kubectl's client-side apply are handed over to olmsync's, as Flux does.
+func (a *Applier) applyOne(ctx context.Context, rm *ssa.ResourceManager, obj *unstructured.Unstructured, stage Stage, promised func(schema.GroupKind) bool, dryRun bool) ObjectResult {
 	entry := inventory.EntryOf(obj)
 	out := ObjectResult{Entry: entry, Stage: stage}
 	gvk := obj.GroupVersionKind()
@@ -298,88 +304,116 @@ func (a *Applier) applyOne(ctx context.Context, obj *unstructured.Unstructured, 
 	labels[olmsyncv1alpha1.SyncNamespaceLabel] = a.Owner.Namespace
 	desired.SetLabels(labels)
 
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(gvk)
-	err := a.Client.Get(ctx, client.ObjectKeyFromObject(obj), live)
-	exists := err == nil
-	if err != nil && !apierrors.IsNotFound(err) {
+	// The live object, as it was: the health of an unchanged object is judged on it, and
+	// a Created answer for an object that existed means it was recreated.
+	live, err := a.read(ctx, obj)
+	if err != nil {
 		return failedResult(out, err)
 	}
-
-	if exists {
-		trial := desired.DeepCopy()
-		if err := a.ssa(ctx, trial, true); err != nil {
-			if isImmutable(err) && (a.Force || obj.GetAnnotations()[ForceAnnotation] == ForceEnabled) {
-				return a.recreate(ctx, out, live, desired, err, dryRun)
-			}
-			return failedResult(out, err)
-		}
-		out.Drift = Drift(live, trial)
-		out.Live = live
-		if dryRun {
-			out.DryRun = trial
-		}
-		if len(out.Drift) == 0 {
-			out.Action = Unchanged
-			return out
-		}
-	}
-	if !dryRun {
-		if err := a.ssa(ctx, desired, false); err != nil {
-			return failedResult(out, err)
-		}
-		out.Live = desired // the apply decoded the server's answer into it
-	}
-	if exists {
-		out.Action = Configured
-		out.Message = fmt.Sprintf("%s configured: %s differed from Git", entry, strings.Join(out.Drift, ", "))
-	} else {
-		out.Action = Created
-		out.Message = fmt.Sprintf("%s created", entry)
-	}
-	return out
-}
-
-// recreate deletes live and applies desired in its place: the change of an immutable field
-// cannot be made any other way (Flux's force). In a dry run it only says so.
-func (a *Applier) recreate(ctx context.Context, out ObjectResult, live, desired *unstructured.Unstructured, cause error, dryRun bool) ObjectResult {
-	out.Drift = []string{"an immutable field"}
-	out.Live = live
-	out.Action = Configured
-	out.Message = fmt.Sprintf("%s recreated: %v", out.Entry, cause)
 	if dryRun {
-		out.DryRun = desired
-		out.Message = fmt.Sprintf("%s would be recreated: %v", out.Entry, cause)
+		return a.diffOne(ctx, rm, out, live, desired)
+	}
+	change, err := rm.Apply(ctx, desired, a.applyOptions())
+	if err != nil {
+		return failedResult(out, err)
+	}
+	if change.Action == ssa.UnchangedAction {
+		out.Action, out.Live = Unchanged, live
 		return out
 	}
-	if err := a.Client.Delete(ctx, live, client.Preconditions{UID: ptr.To(live.GetUID())},
-		client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-		return failedResult(out, fmt.Errorf("recreate: delete: %w", err))
+	after, err := a.read(ctx, obj)
+	if err != nil || after == nil {
+		return failedResult(out, fmt.Errorf("read after apply: %w", cmp.Or(err, errors.New("not found"))))
 	}
-	if err := a.ssa(ctx, desired, false); err != nil {
-		return failedResult(out, fmt.Errorf("recreate: %w", err))
+	out.Live = after
+	switch {
+	case live == nil:
+		out.Action = Created
+		out.Message = fmt.Sprintf("%s created", entry)
+	case change.Action == ssa.CreatedAction:
+		out.Action, out.Drift = Configured, []string{"an immutable field"}
+		out.Message = fmt.Sprintf("%s recreated: an immutable field changed", entry)
+	default:
+		out.Action, out.Drift = Configured, Drift(live, after)
+		out.Message = fmt.Sprintf("%s configured: %s differed from Git", entry, describeDrift(out.Drift))
 	}
-	out.Live = desired
 	return out
 }
 
-// isImmutable reports whether the API server refused a change because the field may not
-// change after creation.
-func isImmutable(err error) bool {
-	if !apierrors.IsInvalid(err) {
-		return false
+// diffOne is applyOne's dry run: what the apply would do, writing nothing. For a changed
+// object the result holds both sides, as ssa's Diff gives them (ignored fields left out,
+// a Secret's values masked).
+func (a *Applier) diffOne(ctx context.Context, rm *ssa.ResourceManager, out ObjectResult, live, desired *unstructured.Unstructured) ObjectResult {
+	if live == nil {
+		// Not sent: its namespace may be one this dry run creates too.
+		out.Action = Created
+		out.Message = fmt.Sprintf("%s created", out.Entry)
+		return out
 	}
-	msg := err.Error()
-	return strings.Contains(msg, "field is immutable") || strings.Contains(msg, "cannot change roleRef") ||
-		strings.Contains(msg, "may not change once set")
+	change, before, after, err := rm.Diff(ctx, desired.DeepCopy(), ssa.DiffOptions{
+		Force: a.Force, ForceSelector: forceSelector, DriftIgnoreRules: driftIgnoreRules,
+	})
+	if err != nil {
+		return failedResult(out, err)
+	}
+	out.Live = live
+	switch {
+	case change.Action == ssa.UnchangedAction:
+		out.Action = Unchanged
+	case change.Action == ssa.CreatedAction:
+		out.Action, out.Drift, out.DryRun = Configured, []string{"an immutable field"}, desired
+		out.Message = fmt.Sprintf("%s would be recreated: an immutable field changed", out.Entry)
+	default:
+		out.Action, out.Drift = Configured, Drift(before, after)
+		out.Live, out.DryRun = before, after
+		out.Message = fmt.Sprintf("%s configured: %s differed from Git", out.Entry, describeDrift(out.Drift))
+	}
+	return out
 }
 
-func (a *Applier) ssa(ctx context.Context, obj *unstructured.Unstructured, dryRun bool) error {
-	opts := []client.ApplyOption{client.FieldOwner(olmsyncv1alpha1.FieldManager), client.ForceOwnership}
-	if dryRun {
-		opts = append(opts, client.DryRunAll)
+// describeDrift names the fields that differ; an apply that changed only who manages
+// the fields (kubectl's managers handed over) changed none of them.
+func describeDrift(fields []string) string {
+	if len(fields) == 0 {
+		return "its field managers"
 	}
-	return a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), opts...)
+	return strings.Join(fields, ", ")
+}
+
+// read is the live object, or nil when there is none.
+func (a *Applier) read(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(obj.GroupVersionKind())
+	switch err := a.Client.Get(ctx, client.ObjectKeyFromObject(obj), live); {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return live, nil
+}
+
+// forceSelector is Flux's per-object force: an object annotated
+// kustomize.toolkit.fluxcd.io/force: enabled is recreated when an immutable field changed.
+var forceSelector = map[string]string{ForceAnnotation: ForceEnabled}
+
+// applyOptions are the ssa options of every apply: Force from the Sync, the force
+// annotation, the fields OLM rewrites left out of drift, and kubectl's client-side apply
+// managers and annotation handed over to olmsync's field manager, as Flux does.
+func (a *Applier) applyOptions() ssa.ApplyOptions {
+	opts := ssa.DefaultApplyOptions()
+	opts.Force = a.Force
+	opts.ForceSelector = forceSelector
+	opts.DriftIgnoreRules = driftIgnoreRules
+	opts.Cleanup = ssa.ApplyCleanupOptions{
+		Annotations: []string{corev1.LastAppliedConfigAnnotation},
+		FieldManagers: []ssa.FieldManager{
+			{Name: "kubectl", OperationType: metav1.ManagedFieldsOperationApply},
+			{Name: "kubectl", OperationType: metav1.ManagedFieldsOperationUpdate},
+			{Name: "before-first-apply", OperationType: metav1.ManagedFieldsOperationUpdate},
+		},
+	}
+	return opts
 }
 
 func failedResult(out ObjectResult, err error) ObjectResult {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -716,5 +718,53 @@ func TestPruneDeletesInstalledCSV(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTakesOverFromKubectlApply: an object first put in by `kubectl apply` (client-side:
+// its fields owned by the manager kubectl-client-side-apply, the last-applied annotation
+// on it) and then added to Git. As Flux does (fluxcd/pkg/ssa's cleanup), olmsync hands
+// kubectl's fields over to its own manager and drops the annotation, so a key Git no
+// longer has goes away; without that, kubectl would own the key forever and server-side
+// apply would leave it in place.
+func TestTakesOverFromKubectlApply(t *testing.T) {
+	env := testenv.Get(t)
+	ns := uniqueNS("kubectl")
+	a := newApplier(t, env, "platform")
+	ctx := context.Background()
+	mustApply(t, a, []*unstructured.Unstructured{obj(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: "+ns+"}\n")})
+
+	byKubectl := obj(t, `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: `+ns+`
+  annotations:
+    kubectl.kubernetes.io/last-applied-configuration: '{"apiVersion":"v1","kind":"ConfigMap","data":{"level":"debug","old":"yes"}}'
+data: {level: debug, old: "yes"}
+`)
+	if err := a.Client.Create(ctx, byKubectl, client.FieldOwner("kubectl-client-side-apply")); err != nil {
+		t.Fatal(err)
+	}
+
+	git := obj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: "+ns+"}\ndata: {level: info}\n")
+	res := mustApply(t, a, []*unstructured.Unstructured{git})
+	if o := res.Objects[0]; o.Action != Configured {
+		t.Errorf("apply: %s %q, want Configured", o.Action, o.Message)
+	}
+	live := get(t, a.Client, "v1", "ConfigMap", ns, "settings")
+	if data, _, _ := unstructured.NestedStringMap(live.Object, "data"); !maps.Equal(data, map[string]string{"level": "info"}) {
+		t.Errorf("data = %v, want Git's {level: info} alone", data)
+	}
+	if _, ok := live.GetAnnotations()[corev1.LastAppliedConfigAnnotation]; ok {
+		t.Errorf("kubectl's last-applied annotation is still there: %v", live.GetAnnotations())
+	}
+	for _, m := range live.GetManagedFields() {
+		if strings.HasPrefix(m.Manager, "kubectl") {
+			t.Errorf("kubectl still manages fields: %s %s", m.Manager, m.Operation)
+		}
+	}
+	if res := mustApply(t, a, []*unstructured.Unstructured{git}); res.Objects[0].Action != Unchanged {
+		t.Errorf("second apply: %s %q, want Unchanged", res.Objects[0].Action, res.Objects[0].Message)
 	}
 }

@@ -2,9 +2,11 @@ package apply
 
 import (
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/fluxcd/pkg/ssa/jsondiff"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -25,31 +27,39 @@ var serverFields = []fieldPath{
 	{"status"},
 }
 
-// ignoredFields are fields OLM rewrites after whoever set them: were Git to set them too,
-// each reconcile would put Git's value back and OLM its own, forever OutOfSync. Fields OLM
-// only adds (its labels on Subscriptions and Namespaces, status) need no entry: a dry-run
-// apply merges them in, so they are on both sides of the comparison.
-var ignoredFields = map[schema.GroupKind][]fieldPath{
+// driftIgnoreRules are the fields OLM rewrites after whoever set them, as ssa's drift-ignore
+// rules (JSON pointers per kind): were Git to set them too, each reconcile would put Git's
+// value back and OLM its own, forever OutOfSync. Fields OLM only adds (its labels on
+// Subscriptions and Namespaces, status) need no rule: a dry-run apply merges them in, so
+// they are on both sides of the comparison.
+var driftIgnoreRules = []jsondiff.IgnoreRule{
 	// OLM writes the union of the group's operators' APIs here on every sync of the group.
-	{Group: olmGroup, Kind: "OperatorGroup"}: {
-		{"metadata", "annotations", "olm.providedAPIs"},
-	},
+	{Selector: olmKind("OperatorGroup"), Paths: []string{"/metadata/annotations/olm.providedAPIs"}},
 	// OLM stamps each CSV, and each copy of it, with the group that placed it.
-	{Group: olmGroup, Kind: "ClusterServiceVersion"}: {
-		{"metadata", "annotations", "olm.operatorGroup"},
-		{"metadata", "annotations", "olm.operatorNamespace"},
-		{"metadata", "annotations", "olm.targetNamespaces"},
-		{"metadata", "labels", "olm.copiedFrom"},
-	},
+	{Selector: olmKind("ClusterServiceVersion"), Paths: []string{
+		"/metadata/annotations/olm.operatorGroup", "/metadata/annotations/olm.operatorNamespace",
+		"/metadata/annotations/olm.targetNamespaces", "/metadata/labels/olm.copiedFrom",
+	}},
 	// OLM approves a Manual plan by setting spec.approved; a plan in Git is a template.
-	{Group: olmGroup, Kind: "InstallPlan"}: {
-		{"spec", "approved"},
-	},
+	{Selector: olmKind("InstallPlan"), Paths: []string{"/spec/approved"}},
 }
+
+func olmKind(kind string) *jsondiff.Selector {
+	return &jsondiff.Selector{Group: regexp.QuoteMeta(olmGroup), Kind: kind}
+}
+
+// ignored are driftIgnoreRules compiled, for Drift.
+var ignored = func() jsondiff.CompiledIgnoreRules {
+	c, err := jsondiff.CompileIgnoreRules(driftIgnoreRules)
+	if err != nil {
+		panic(err) // the rules above are constants
+	}
+	return c
+}()
 
 // Drift lists the fields where the object a dry-run apply of Git's object yields differs
 // from the live object, as dotted paths, sorted; nil when they match. Server-written
-// metadata, status and the fields OLM rewrites (ignoredFields) are left out.
+// metadata, status and the fields OLM rewrites (driftIgnoreRules) are left out.
 func Drift(live, dryRun *unstructured.Unstructured) []string {
 	gk := live.GroupVersionKind().GroupKind()
 	a, b := comparable(live.Object, gk), comparable(dryRun.Object, gk)
@@ -60,7 +70,7 @@ func Drift(live, dryRun *unstructured.Unstructured) []string {
 }
 
 // Normalized is the object as Drift compares it: a copy without the server-written
-// metadata, status and the fields OLM rewrites (ignoredFields), so that a rendering of two
+// metadata, status and the fields OLM rewrites (driftIgnoreRules), so that a rendering of two
 // objects shows what Drift counted and nothing else.
 func Normalized(obj *unstructured.Unstructured) map[string]any {
 	return comparable(obj.Object, obj.GroupVersionKind().GroupKind())
@@ -71,9 +81,14 @@ func comparable(obj map[string]any, gk schema.GroupKind) map[string]any {
 	for _, p := range serverFields {
 		unstructured.RemoveNestedField(c, p...)
 	}
-	for _, p := range ignoredFields[gk] {
-		unstructured.RemoveNestedField(c, p...)
+	u := &unstructured.Unstructured{Object: c}
+	for sel, paths := range ignored {
+		if sel.MatchUnstructured(u) {
+			// Removing a path the object does not have is no error here.
+			_ = jsondiff.ApplyPatchToUnstructured(u, jsondiff.GenerateRemovePatch(paths...))
+		}
 	}
+	c = u.Object
 	// Removing the last annotation or label leaves an empty map where the other side has none.
 	for _, p := range []fieldPath{{"metadata", "annotations"}, {"metadata", "labels"}} {
 		if m, found, _ := unstructured.NestedMap(c, p...); found && len(m) == 0 {

@@ -104,7 +104,11 @@ func TestPreviewMatchesControllers(t *testing.T) {
 			c.images = reg.ImageOptions(catalog.ImageOptions{CacheDir: t.TempDir()})
 		}
 	}
+	// The generated cases and the examples run side by side (each group is parallel): the
+	// examples' own control planes start while the cases run. The summary is logged once
+	// both are done.
 	t.Run("generated", func(t *testing.T) {
+		t.Parallel()
 		for i, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
@@ -113,6 +117,7 @@ func TestPreviewMatchesControllers(t *testing.T) {
 		}
 	})
 	t.Run("examples", func(t *testing.T) {
+		t.Parallel()
 		for _, ex := range examples {
 			t.Run(ex.dir, func(t *testing.T) {
 				t.Parallel()
@@ -129,8 +134,10 @@ func TestPreviewMatchesControllers(t *testing.T) {
 			fbc++
 		}
 	}
-	t.Logf("%d generated cases (%d with a channel fast, %d with a file-based catalog and olm.package.required) and %d examples in %s",
-		len(cases), fast, fbc, len(examples), time.Since(began).Round(time.Second))
+	t.Cleanup(func() {
+		t.Logf("%d generated cases (%d with a channel fast, %d with a file-based catalog and olm.package.required) and %d examples in %s",
+			len(cases), fast, fbc, len(examples), time.Since(began).Round(time.Second))
+	})
 }
 
 func runCase(t *testing.T, env *testenv.Env, kubeVersion string, c compareCase, id string) {
@@ -371,6 +378,14 @@ func previewOutcome(t *testing.T, kubeVersion string, c compareCase) outcome {
 // given, and returns the outcome it predicts, with the check's result.
 func previewTree(t *testing.T, tree *sources.Tree, state *preview.ClusterState, opts preview.Options) (outcome, *check.Result) {
 	t.Helper()
+	rep, res := previewReport(t, tree, state, opts)
+	return clusterOutcome(rep, ""), res
+}
+
+// previewReport runs `check`'s preview on a repository, the cluster state given for every
+// cluster, and returns its report with the check's result.
+func previewReport(t *testing.T, tree *sources.Tree, state *preview.ClusterState, opts preview.Options) (*report.Report, *check.Result) {
+	t.Helper()
 	opts.ClusterStates = map[string]*preview.ClusterState{"": state}
 	stage := preview.New(opts)
 	res, err := check.Run(context.Background(), tree, check.Options{Stages: []check.Stage{stage}})
@@ -384,14 +399,23 @@ func previewTree(t *testing.T, tree *sources.Tree, state *preview.ClusterState, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rep, res
+}
+
+// clusterOutcome is the outcome the preview predicts for one cluster of the report.
+func clusterOutcome(rep *report.Report, cluster string) outcome {
 	out := outcome{Subscriptions: map[string]subOutcome{}, Groups: map[string][]string{}}
 	for _, s := range rep.Subscriptions {
-		out.Subscriptions[s.Namespace+"/"+s.Name] = expected(s)
+		if s.Cluster == cluster {
+			out.Subscriptions[s.Namespace+"/"+s.Name] = expected(s)
+		}
 	}
 	for _, g := range rep.OperatorGroups {
-		out.Groups[g.Namespace+"/"+g.Name] = g.TargetNamespaces
+		if g.Cluster == cluster {
+			out.Groups[g.Namespace+"/"+g.Name] = g.TargetNamespaces
+		}
 	}
-	return out, res
+	return out
 }
 
 // expected is what the controllers should show for a previewed Subscription: its first
