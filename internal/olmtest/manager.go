@@ -88,7 +88,7 @@ func StartManager(tb testing.TB, env *testenv.Env, opts olm.Options) *Manager {
 		RetryPeriod:                   &retry,
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
 		// As olmsync run's manager (reconcile.NewManager) caches objects.
-		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		Cache: cache.Options{ByObject: olm.CacheByObject(), DefaultTransform: cache.TransformStripManagedFields()},
 	})
 	if err != nil {
 		tb.Fatalf("new manager: %v", err)

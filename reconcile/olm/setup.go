@@ -5,7 +5,10 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -127,9 +130,10 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 }
 
 // CacheByObject narrows the manager's cache to the Deployments and RBAC that OLM makes (those
-// carrying its olm.owner.kind label) instead of every one in the cluster. The controllers
-// work with or without it: an object they need that the cache does not show is read from the
-// API server. Use it only when nothing else on the manager reads other Deployments or RBAC
+// carrying its olm.owner.kind label) instead of every one in the cluster, and keeps of each
+// CRD only what the controllers read (TransformCRD). The controllers work with or without
+// it: an object they need that the cache does not show is read from the API server. Use it
+// only when nothing else on the manager reads other Deployments or RBAC, or CRDs' schemas,
 // through the cache. Merge it into cache.Options.ByObject.
 func CacheByObject() map[client.Object]cache.ByObject {
 	ownedByCSV := labels.SelectorFromSet(labels.Set{groups.OwnerKindLabel: v1alpha1.ClusterServiceVersionKind})
@@ -139,10 +143,34 @@ func CacheByObject() map[client.Object]cache.ByObject {
 		panic(err) // constant input
 	}
 	return map[client.Object]cache.ByObject{
-		&appsv1.Deployment{}:         {Label: ownedByCSV},
-		&rbacv1.Role{}:               {Label: ownedByCSV},
-		&rbacv1.RoleBinding{}:        {Label: ownedByCSV},
-		&rbacv1.ClusterRoleBinding{}: {Label: ownedByCSV},
-		&rbacv1.ClusterRole{}:        {Label: labels.NewSelector().Add(*ownedByOLM)},
+		&appsv1.Deployment{}:                        {Label: ownedByCSV},
+		&rbacv1.Role{}:                              {Label: ownedByCSV},
+		&rbacv1.RoleBinding{}:                       {Label: ownedByCSV},
+		&rbacv1.ClusterRoleBinding{}:                {Label: ownedByCSV},
+		&rbacv1.ClusterRole{}:                       {Label: labels.NewSelector().Add(*ownedByOLM)},
+		&apiextensionsv1.CustomResourceDefinition{}: {Transform: TransformCRD},
 	}
+}
+
+// TransformCRD is the cache transform of CRDs: it drops what no controller reads through
+// the cache — each version's OpenAPI schema and printer columns, kubectl's
+// last-applied-configuration annotation, managedFields (a ByObject transform replaces the
+// manager's DefaultTransform, so it drops those itself) — and keeps the names, versions
+// served, annotations and conditions the CSV controller's requirement checks read. A CRD's
+// schemas are most of its size, and a cluster has hundreds of CRDs; the InstallPlan
+// controller, which compares schemas, reads CRDs from the API server.
+func TransformCRD(obj any) (any, error) {
+	if o, ok := obj.(metav1.Object); ok {
+		o.SetManagedFields(nil)
+	}
+	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if !ok {
+		return obj, nil
+	}
+	delete(crd.Annotations, corev1.LastAppliedConfigAnnotation)
+	for i := range crd.Spec.Versions {
+		crd.Spec.Versions[i].Schema = nil
+		crd.Spec.Versions[i].AdditionalPrinterColumns = nil
+	}
+	return crd, nil
 }
