@@ -1,6 +1,7 @@
 package olm
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -28,6 +29,14 @@ import (
 	"github.com/olmsync/olmsync/reconcile/olm/subscription"
 )
 
+// DefaultMaxConcurrentReconciles is how many objects each controller reconciles at once
+// unless Options say otherwise (Flux's and the Sync reconciler's default, 4). With one
+// worker a controller waits on the API server for every request of every object in turn:
+// in BenchmarkSteadyState (500 Subscriptions) the Subscription, CSV and InstallPlan
+// controllers' single workers were each busy for nearly the whole run while their queues
+// held items for 16,000 to 244,000 seconds in sum (docs/olm.md "Scale").
+const DefaultMaxConcurrentReconciles = 4
+
 // LeaderElectionID is the name of the Lease the embedded OLM's manager holds, so that of
 // several replicas only one acts. Whoever builds the manager sets it with LeaderElection on.
 const LeaderElectionID = "olm.olmsync.dev"
@@ -43,7 +52,10 @@ type Options struct {
 	// ResyncInterval is how often a settled object is looked at again although nothing around
 	// it changed; 0 means never.
 	ResyncInterval time.Duration
-	// MaxConcurrentReconciles is how many CSVs are reconciled at once (1 when 0).
+	// MaxConcurrentReconciles is how many objects each of the CSV, InstallPlan, OperatorGroup
+	// and Subscription controllers reconciles at once (the Subscription controller works a
+	// namespace at a time): DefaultMaxConcurrentReconciles when 0. One object is never
+	// reconciled by two workers at once (controller-runtime's queue).
 	MaxConcurrentReconciles int
 	// GlobalCatalogNamespace is the namespace whose CatalogSources every namespace sees (OLM's
 	// catalog operator --namespace: "olm" upstream, "openshift-marketplace" on OpenShift).
@@ -80,18 +92,19 @@ type Options struct {
 // (of the "catalog operator" half) with the manager. The manager should run with leader election
 // on (LeaderElectionID); CacheByObject narrows what it caches.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
+	workers := cmp.Or(opts.MaxConcurrentReconciles, DefaultMaxConcurrentReconciles)
 	err := csv.SetupWithManager(mgr, csv.Options{
 		Copies: groups.CopyOptions{
 			DisableCopiedCSVs:   opts.DisableCopiedCSVs,
 			ProtectedNamespaces: opts.ProtectedNamespaces,
 		},
 		ResyncInterval:          opts.ResyncInterval,
-		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+		MaxConcurrentReconciles: workers,
 	})
 	if err != nil {
 		return fmt.Errorf("set up clusterserviceversion controller: %w", err)
 	}
-	if err := operatorgroup.SetupWithManager(mgr, operatorgroup.Options{ResyncInterval: opts.ResyncInterval}); err != nil {
+	if err := operatorgroup.SetupWithManager(mgr, operatorgroup.Options{ResyncInterval: opts.ResyncInterval, MaxConcurrentReconciles: workers}); err != nil {
 		return fmt.Errorf("set up operatorgroup controller: %w", err)
 	}
 	if err := operatorcondition.SetupWithManager(mgr); err != nil {
@@ -113,7 +126,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	}
 	err = installplan.SetupWithManager(mgr, registry, images, installplan.Options{
 		RetryInterval: opts.RetryInterval, BundleUnpackTimeout: opts.BundleUnpackTimeout,
-		ExecutionRetryTimeout: opts.InstallPlanRetryTimeout,
+		ExecutionRetryTimeout: opts.InstallPlanRetryTimeout, MaxConcurrentReconciles: workers,
 	})
 	if err != nil {
 		return fmt.Errorf("set up installplan controller: %w", err)
@@ -122,6 +135,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		GlobalCatalogNamespace:  opts.GlobalCatalogNamespace,
 		ResyncInterval:          opts.ResyncInterval,
 		FailedPlanRetryInterval: opts.FailedPlanRetryInterval,
+		MaxConcurrentReconciles: workers,
 	})
 	if err != nil {
 		return fmt.Errorf("set up subscription controller: %w", err)
