@@ -30,12 +30,12 @@ import (
 )
 
 // DefaultMaxConcurrentReconciles is how many objects each controller reconciles at once
-// unless Options say otherwise (Flux's and the Sync reconciler's default, 4). With one
-// worker a controller waits on the API server for every request of every object in turn:
-// in BenchmarkSteadyState (500 Subscriptions) the Subscription, CSV and InstallPlan
-// controllers' single workers were each busy for nearly the whole run while their queues
-// held items for 16,000 to 244,000 seconds in sum (docs/olm.md "Scale").
-const DefaultMaxConcurrentReconciles = 4
+// unless Options say otherwise. It stays 1: in BenchmarkSteadyState four workers per
+// controller left the API requests as many, the ratio to the write-only floor no better
+// (10.6 against 7.6 with one) and the manager's peak heap 24 MiB higher (docs/olm.md
+// "Scale"); the controllers wait on the API server, and more of them waiting at once does
+// not make it answer sooner on a small control plane.
+const DefaultMaxConcurrentReconciles = 1
 
 // LeaderElectionID is the name of the Lease the embedded OLM's manager holds, so that of
 // several replicas only one acts. Whoever builds the manager sets it with LeaderElection on.
