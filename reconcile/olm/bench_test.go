@@ -232,10 +232,9 @@ func writeOnly(b *testing.B, env *testenv.Env, namespaces []string, prefix strin
 	b.Helper()
 	ctx := context.Background()
 	type write struct {
-		obj     *unstructured.Unstructured
-		status  any
-		made    bool // created before the clock starts: only its status is timed
-		created bool
+		obj    *unstructured.Unstructured
+		status any
+		made   bool // created before the clock starts: only its status is timed
 	}
 	var writes []*write
 	targets := make([]string, len(namespaces))
