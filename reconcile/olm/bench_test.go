@@ -336,9 +336,9 @@ func copyInto(o *unstructured.Unstructured, to string) *unstructured.Unstructure
 }
 
 // writeOnlyWorkers is how many objects writeOnly writes at once. The embedded OLM runs six
-// controllers of one worker each (controller-runtime's default); eight writers keep the API
-// server at least as busy as they can, so the floor is not flattered by writing too few
-// objects at once (docs/olm.md "Scale" has the floor at other writer counts).
+// controllers of one worker each by default (olm.DefaultMaxConcurrentReconciles); eight
+// writers keep the API server at least as busy as they can, so the ratio is not flattered
+// by a floor that writes too few objects at once.
 const writeOnlyWorkers = 8
 
 func toAny(m map[string]string) map[string]any {
