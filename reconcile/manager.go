@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"time"
@@ -185,7 +186,9 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 		// One manager per process, but for tests that run `olmsync run` more than once in
 		// one process: controller names need not be unique across managers.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-		Cache:      cache.Options{ByObject: cacheByObject(opts.WatchLabelSelector)},
+		// managedFields are read by nothing that reads through the cache, and are often the
+		// largest part of a cached object: dropped, as Flux's controllers drop them.
+		Cache: cache.Options{ByObject: cacheByObject(opts.WatchLabelSelector, embedded), DefaultTransform: cache.TransformStripManagedFields()},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("new manager: %w", err)
@@ -250,10 +253,15 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 }
 
 // cacheByObject narrows the manager's cache: only the webhook keys of Secrets (only the
-// webhook receiver reads them through the cache), and only this shard's Syncs.
-func cacheByObject(shard labels.Selector) map[client.Object]cache.ByObject {
+// webhook receiver reads them through the cache), only this shard's Syncs, and, with the
+// embedded OLM, only the Deployments and RBAC OLM made (olm.CacheByObject: nothing else on
+// this manager reads those kinds through the cache; a Sync's health reads are live).
+func cacheByObject(shard labels.Selector, embeddedOLM bool) map[client.Object]cache.ByObject {
 	m := map[client.Object]cache.ByObject{
 		&corev1.Secret{}: {Transform: receiver.SecretCacheTransform},
+	}
+	if embeddedOLM {
+		maps.Copy(m, olm.CacheByObject())
 	}
 	if shard != nil && !shard.Empty() {
 		m[&olmsyncv1alpha1.Sync{}] = cache.ByObject{Label: shard}

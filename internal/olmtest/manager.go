@@ -1,20 +1,28 @@
 package olmtest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
@@ -29,8 +37,11 @@ const LeaseNamespace = "olmsync-system"
 type Manager struct {
 	// Requests counts the HTTP requests the manager made to the API server.
 	Requests *atomic.Int64
-	stop     context.CancelFunc
-	done     chan error
+	// ByRequest counts them by method and resource (RequestKind), for a benchmark to say
+	// where the requests go.
+	ByRequest *RequestCounts
+	stop      context.CancelFunc
+	done      chan error
 }
 
 // Stop stops the manager and waits for it (a test's Cleanup also does).
@@ -51,11 +62,13 @@ func StartManager(tb testing.TB, env *testenv.Env, opts olm.Options) *Manager {
 	tb.Helper()
 	EnsureNamespace(tb, env, LeaseNamespace)
 	requests := &atomic.Int64{}
+	byRequest := &RequestCounts{}
 	cfg := rest.CopyConfig(env.Config)
 	cfg.QPS, cfg.Burst = 500, 1000 // the default 20/30 would measure client-side throttling
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			requests.Add(1)
+			byRequest.add(RequestKind(r))
 			return rt.RoundTrip(r)
 		})
 	})
@@ -74,6 +87,8 @@ func StartManager(tb testing.TB, env *testenv.Env, opts olm.Options) *Manager {
 		RenewDeadline:                 &renew,
 		RetryPeriod:                   &retry,
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
+		// As olmsync run's manager (reconcile.NewManager) caches objects.
+		Cache: cache.Options{ByObject: olm.CacheByObject(), DefaultTransform: cache.TransformStripManagedFields()},
 	})
 	if err != nil {
 		tb.Fatalf("new manager: %v", err)
@@ -85,7 +100,7 @@ func StartManager(tb testing.TB, env *testenv.Env, opts olm.Options) *Manager {
 		tb.Fatalf("set up controllers: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &Manager{Requests: requests, stop: cancel, done: make(chan error, 1)}
+	m := &Manager{Requests: requests, ByRequest: byRequest, stop: cancel, done: make(chan error, 1)}
 	go func() { m.done <- mgr.Start(ctx) }()
 	tb.Cleanup(func() { m.Stop(tb) })
 	select {
@@ -94,6 +109,66 @@ func StartManager(tb testing.TB, env *testenv.Env, opts olm.Options) *Manager {
 		tb.Fatal("the manager did not become leader")
 	}
 	return m
+}
+
+// RequestCounts counts requests by kind; safe for concurrent use.
+type RequestCounts struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *RequestCounts) add(kind string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[kind]++
+}
+
+// Top returns the n most frequent kinds with their counts, most frequent first, as
+// "count kind" lines.
+func (c *RequestCounts) Top(n int) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kinds := slices.Collect(maps.Keys(c.n))
+	slices.SortFunc(kinds, func(a, b string) int { return cmp.Or(cmp.Compare(c.n[b], c.n[a]), cmp.Compare(a, b)) })
+	var out []string
+	for _, k := range kinds[:min(n, len(kinds))] {
+		out = append(out, fmt.Sprintf("%6d %s", c.n[k], k))
+	}
+	return out
+}
+
+// RequestKind names a request by its method (WATCH for a watch) and resource (with its
+// subresource), without namespace or name: "PUT clusterserviceversions/status".
+func RequestKind(r *http.Request) string {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	// /api/v1/... or /apis/group/version/...
+	switch {
+	case len(parts) > 0 && parts[0] == "api":
+		parts = parts[min(2, len(parts)):]
+	case len(parts) > 0 && parts[0] == "apis":
+		parts = parts[min(3, len(parts)):]
+	}
+	if len(parts) >= 2 && parts[0] == "namespaces" && len(parts) > 2 {
+		parts = parts[2:]
+	}
+	method := r.Method
+	if r.URL.Query().Get("watch") == "true" {
+		method = "WATCH"
+	}
+	switch len(parts) {
+	case 0:
+		return method + " " + r.URL.Path
+	case 1, 2:
+		if method == http.MethodGet && len(parts) == 1 {
+			method = "LIST"
+		}
+		return method + " " + parts[0]
+	default:
+		return method + " " + parts[0] + "/" + parts[2]
+	}
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
@@ -153,4 +228,58 @@ func Eventually(tb testing.TB, what string, check func() error) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	tb.Fatalf("%s: %v", what, err)
+}
+
+// ReconcileStats reads controller-runtime's metrics (its global registry, which every
+// manager of the process feeds) and says, per controller: reconciles by result, the time
+// spent reconciling (the sum over workers), and the time items waited in the queue. A
+// benchmark logs it to tell work from waiting.
+func ReconcileStats() []string {
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		return []string{err.Error()}
+	}
+	type stat struct {
+		results          map[string]float64
+		busy, queued     float64
+		reconciles, adds float64
+	}
+	stats := map[string]*stat{}
+	get := func(name string) *stat {
+		if stats[name] == nil {
+			stats[name] = &stat{results: map[string]float64{}}
+		}
+		return stats[name]
+	}
+	label := func(m *dto.Metric, name string) string {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == name {
+				return l.GetValue()
+			}
+		}
+		return ""
+	}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			switch f.GetName() {
+			case "controller_runtime_reconcile_total":
+				get(label(m, "controller")).results[label(m, "result")] += m.GetCounter().GetValue()
+			case "controller_runtime_reconcile_time_seconds":
+				s := get(label(m, "controller"))
+				s.busy += m.GetHistogram().GetSampleSum()
+				s.reconciles += float64(m.GetHistogram().GetSampleCount())
+			case "workqueue_queue_duration_seconds":
+				get(label(m, "name")).queued += m.GetHistogram().GetSampleSum()
+			case "workqueue_adds_total":
+				get(label(m, "name")).adds += m.GetCounter().GetValue()
+			}
+		}
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(stats)) {
+		s := stats[name]
+		out = append(out, fmt.Sprintf("%-26s reconciles %5.0f (success %5.0f, error %4.0f, requeue-after %5.0f) busy %6.1fs, queued %7.1fs, adds %5.0f",
+			name, s.reconciles, s.results["success"], s.results["error"], s.results["requeue_after"], s.busy, s.queued, s.adds))
+	}
+	return out
 }

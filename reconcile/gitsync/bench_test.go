@@ -12,13 +12,19 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/internal/gittest"
+	"github.com/olmsync/olmsync/internal/kube"
 	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/reconcile/apply"
 	"github.com/olmsync/olmsync/reconcile/receiver"
 )
 
@@ -147,57 +153,80 @@ func pollSync(tb testing.TB, env *testenv.Env, s *olmsyncv1alpha1.Sync, every, t
 	tb.Fatalf("Sync %s/%s not %s in %s: %s", s.Namespace, s.Name, what, timeout, strings.Join(conds, "; "))
 }
 
-// BenchmarkManySyncs measures one olmsync reconciling 50 Syncs of 100 objects each (5,000
-// objects, one repository served by git http-backend, each Sync a folder of it) with the
-// default 4 Syncs at once: the time from creating the Syncs to all of them Ready, the
-// requests the manager sent the API server until then (requests/sync), the requests it
-// sends per second once all is applied (idle-requests/s, over 10 s), and the growth of
-// the manager's heap (heap-MB).
+// The shape of BenchmarkManySyncs (issue 18: `olmsync run` with 200 Syncs × 50 objects).
+const (
+	manySyncs   = 200
+	manyObjects = 50
+)
+
+// manyRepository is the repository of BenchmarkManySyncs: one folder per Sync, each with
+// its Namespace and manyObjects-1 ConfigMaps holding value.
+func manyRepository(run, value string) (files map[string]string, namespaces []string) {
+	files = map[string]string{}
+	for n := range manySyncs {
+		ns := fmt.Sprintf("%s-%03d", run, n)
+		namespaces = append(namespaces, ns)
+		dir := fmt.Sprintf("s%03d/", n)
+		files[dir+"olmsync.yaml"] = fmt.Sprintf("apps:\n- {name: cluster-scope, path: cluster-scope}\n- {name: team, path: team, namespace: %s}\n", ns)
+		files[dir+"cluster-scope/namespace.yaml"] = fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", ns)
+		for i := 1; i < manyObjects; i++ {
+			files[fmt.Sprintf("%steam/cm-%03d.yaml", dir, i)] = benchConfigMap(i, value)
+		}
+	}
+	return files, namespaces
+}
+
+// BenchmarkManySyncs measures one olmsync reconciling 200 Syncs of 50 objects each
+// (10,000 objects, one repository served by git http-backend, each Sync a folder of it)
+// with the default 4 Syncs at once, and, in the same run, its floor: the same objects
+// applied by the same applier (reconcile/apply) without the Sync machinery.
+//
+//   - s-to-ready: from creating the Syncs to all of them Ready (first apply: every object
+//     created); requests/sync the requests the manager sent until then; heap-MB the growth
+//     of the process's heap; idle-requests/s what it sends once all is applied (over 10 s).
+//   - s-commit: after a commit that changes every ConfigMap of every Sync, from asking every
+//     Sync to reconcile (the reconcile-request annotation, as `olmsync reconcile` does) to
+//     all of them Ready at the commit: fetch, render, policy check, apply, prune, health.
+//     requests/sync-commit are the manager's requests meanwhile.
+//   - s-apply-only: the same 10,000 objects, every ConfigMap changed again, applied with
+//     apply.Applier (the Sync's owner labels, the default per-object concurrency), four
+//     Syncs' objects at once as the reconciler's four workers do, through a client of the
+//     same configuration (no client-side rate limit, as `olmsync run`).
+//   - x-apply-only = s-commit / s-apply-only (issue 18's goal: ≤ 2).
 func BenchmarkManySyncs(b *testing.B) {
-	const syncs = 50
 	env := testenv.Get(b)
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		var requests atomic.Int64
 		cfg := rest.CopyConfig(env.Config)
-		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		cfg.QPS = -1 // as olmsync run (internal/kube.Config): the API server's fairness throttles
+		counted := rest.CopyConfig(cfg)
+		counted.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 				requests.Add(1)
 				return rt.RoundTrip(r)
 			})
 		})
 		run := uniqueNS("bench-many")
-		files := map[string]string{}
-		var namespaces []string
-		for n := range syncs {
-			ns := fmt.Sprintf("%s-%02d", run, n)
-			namespaces = append(namespaces, ns)
-			for k, v := range benchRepository(fmt.Sprintf("s%02d/", n), ns) {
-				files[k] = v
-			}
-		}
+		files, namespaces := manyRepository(run, "0")
 		createNamespace(b, env, run)
 		up := gittest.NewUpstream(b, files)
 		srv := gittest.Serve(b, up, gittest.ServerOptions{})
 		head := up.Head(b)
 
 		heapBefore := heapInUse()
-		startManager(b, env, managerOptions{config: cfg})
+		startManager(b, env, managerOptions{config: counted})
 		b.StartTimer()
 		start := time.Now()
 		var list []*olmsyncv1alpha1.Sync
-		for n := range syncs {
-			list = append(list, newSync(b, env, run, fmt.Sprintf("s%02d", n), srv.RepoURL(), func(spec *olmsyncv1alpha1.SyncSpec) {
-				spec.Path = fmt.Sprintf("s%02d", n)
-				spec.Source.Interval = metav1.Duration{Duration: 10 * time.Minute}
+		for n := range manySyncs {
+			list = append(list, newSync(b, env, run, fmt.Sprintf("s%03d", n), srv.RepoURL(), func(spec *olmsyncv1alpha1.SyncSpec) {
+				spec.Path = fmt.Sprintf("s%03d", n)
+				spec.Source.Interval = metav1.Duration{Duration: time.Hour}
 				spec.Interval = metav1.Duration{Duration: time.Hour}
 			}))
 		}
-		for _, s := range list {
-			pollSync(b, env, s, 100*time.Millisecond, 10*time.Minute, "Ready at "+head, func(got *olmsyncv1alpha1.Sync) bool {
-				return strings.HasSuffix(got.Status.LastAppliedRevision, head) && conditions.IsReady(got)
-			})
-		}
+		waitAllReady(b, env, list, head)
 		elapsed := time.Since(start)
 		b.StopTimer()
 		applied := requests.Load()
@@ -205,17 +234,123 @@ func BenchmarkManySyncs(b *testing.B) {
 		time.Sleep(10 * time.Second)
 		idle := requests.Load() - applied
 
+		// A commit changing every object but the Namespaces, then every Sync asked to
+		// reconcile at once.
+		changed, _ := manyRepository(run, "1")
+		commit := up.Push(b, changed, "change every ConfigMap")
+		before := requests.Load()
+		b.StartTimer()
+		start = time.Now()
+		for _, s := range list {
+			requestReconcile(b, env, s, commit)
+		}
+		waitAllReady(b, env, list, commit)
+		reconciled := time.Since(start)
+		b.StopTimer()
+		commitRequests := requests.Load() - before
 		for _, ns := range namespaces {
-			if object(b, env, configMapGVK, ns, fmt.Sprintf("cm-%03d", benchObjects-1)) == nil {
-				b.Fatalf("namespace %s lacks its last ConfigMap", ns)
+			cm := object(b, env, configMapGVK, ns, fmt.Sprintf("cm-%03d", manyObjects-1))
+			if v, _, _ := unstructured.NestedString(cm.Object, "data", "value"); v != "1" {
+				b.Fatalf("namespace %s: last ConfigMap holds %q after the commit, want \"1\"", ns, v)
+			}
+		}
+
+		applyOnly, applyRequests := applyAll(b, cfg, list, namespaces)
+		for _, ns := range namespaces {
+			cm := object(b, env, configMapGVK, ns, fmt.Sprintf("cm-%03d", manyObjects-1))
+			if v, _, _ := unstructured.NestedString(cm.Object, "data", "value"); v != "2" {
+				b.Fatalf("namespace %s: last ConfigMap holds %q after the apply alone, want \"2\"", ns, v)
 			}
 		}
 		b.ReportMetric(elapsed.Seconds(), "s-to-ready")
-		b.ReportMetric(float64(applied)/syncs, "requests/sync")
+		b.ReportMetric(float64(applied)/manySyncs, "requests/sync")
 		b.ReportMetric(float64(idle)/10, "idle-requests/s")
 		b.ReportMetric(float64(int64(heapAfter)-int64(heapBefore))/(1<<20), "heap-MB")
+		b.ReportMetric(reconciled.Seconds(), "s-commit")
+		b.ReportMetric(float64(commitRequests)/manySyncs, "requests/sync-commit")
+		b.ReportMetric(applyOnly.Seconds(), "s-apply-only")
+		b.ReportMetric(float64(applyRequests)/manySyncs, "requests/sync-apply-only")
+		b.ReportMetric(reconciled.Seconds()/applyOnly.Seconds(), "x-apply-only")
 		b.StartTimer()
 	}
+}
+
+// waitAllReady waits until every Sync is Ready at commit.
+func waitAllReady(b *testing.B, env *testenv.Env, list []*olmsyncv1alpha1.Sync, commit string) {
+	b.Helper()
+	for _, s := range list {
+		pollSync(b, env, s, 100*time.Millisecond, 15*time.Minute, "Ready at "+commit, func(got *olmsyncv1alpha1.Sync) bool {
+			return strings.HasSuffix(got.Status.LastAppliedRevision, commit) && conditions.IsReady(got)
+		})
+	}
+}
+
+// requestReconcile sets the Sync's reconcile-request annotation to value.
+func requestReconcile(b *testing.B, env *testenv.Env, s *olmsyncv1alpha1.Sync, value string) {
+	b.Helper()
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, olmsyncv1alpha1.ReconcileRequestAnnotation, value)
+	if err := env.Client.Patch(context.Background(), s.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// applyAll is BenchmarkManySyncs' floor: every Sync's objects, each ConfigMap with value
+// "2", applied by an apply.Applier owned by that Sync, four Syncs at once. It returns the
+// time taken and the requests sent.
+func applyAll(b *testing.B, cfg *rest.Config, list []*olmsyncv1alpha1.Sync, namespaces []string) (time.Duration, int64) {
+	b.Helper()
+	var requests atomic.Int64
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			requests.Add(1)
+			return rt.RoundTrip(r)
+		})
+	})
+	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	objs := make([][]*unstructured.Unstructured, len(list))
+	for n, ns := range namespaces {
+		nsObj := &unstructured.Unstructured{}
+		nsObj.SetAPIVersion("v1")
+		nsObj.SetKind("Namespace")
+		nsObj.SetName(ns)
+		objs[n] = append(objs[n], nsObj)
+		for i := 1; i < manyObjects; i++ {
+			cm := &unstructured.Unstructured{}
+			cm.SetAPIVersion("v1")
+			cm.SetKind("ConfigMap")
+			cm.SetNamespace(ns)
+			cm.SetName(fmt.Sprintf("cm-%03d", i))
+			if err := unstructured.SetNestedField(cm.Object, "2", "data", "value"); err != nil {
+				b.Fatal(err)
+			}
+			objs[n] = append(objs[n], cm)
+		}
+	}
+	b.StartTimer()
+	start := time.Now()
+	var g errgroup.Group
+	g.SetLimit(4) // the Sync reconciler's default workers
+	for n, s := range list {
+		g.Go(func() error {
+			a := &apply.Applier{Client: c, Owner: client.ObjectKeyFromObject(s)}
+			res, err := a.Apply(context.Background(), objs[n])
+			if err != nil {
+				return err
+			}
+			return res.Err()
+		})
+	}
+	err = g.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return elapsed, requests.Load()
 }
 
 func heapInUse() uint64 {

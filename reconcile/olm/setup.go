@@ -1,11 +1,15 @@
 package olm
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,6 +29,14 @@ import (
 	"github.com/olmsync/olmsync/reconcile/olm/subscription"
 )
 
+// DefaultMaxConcurrentReconciles is how many objects each controller reconciles at once
+// unless Options say otherwise. It stays 1: in BenchmarkSteadyState four workers per
+// controller left the API requests as many, the ratio to the write-only floor no better
+// (10.6 against 7.6 with one) and the manager's peak heap 24 MiB higher (docs/olm.md
+// "Scale"); the controllers wait on the API server, and more of them waiting at once does
+// not make it answer sooner on a small control plane.
+const DefaultMaxConcurrentReconciles = 1
+
 // LeaderElectionID is the name of the Lease the embedded OLM's manager holds, so that of
 // several replicas only one acts. Whoever builds the manager sets it with LeaderElection on.
 const LeaderElectionID = "olm.olmsync.dev"
@@ -40,7 +52,10 @@ type Options struct {
 	// ResyncInterval is how often a settled object is looked at again although nothing around
 	// it changed; 0 means never.
 	ResyncInterval time.Duration
-	// MaxConcurrentReconciles is how many CSVs are reconciled at once (1 when 0).
+	// MaxConcurrentReconciles is how many objects each of the CSV, InstallPlan, OperatorGroup
+	// and Subscription controllers reconciles at once (the Subscription controller works a
+	// namespace at a time): DefaultMaxConcurrentReconciles when 0. One object is never
+	// reconciled by two workers at once (controller-runtime's queue).
 	MaxConcurrentReconciles int
 	// GlobalCatalogNamespace is the namespace whose CatalogSources every namespace sees (OLM's
 	// catalog operator --namespace: "olm" upstream, "openshift-marketplace" on OpenShift).
@@ -77,18 +92,19 @@ type Options struct {
 // (of the "catalog operator" half) with the manager. The manager should run with leader election
 // on (LeaderElectionID); CacheByObject narrows what it caches.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
+	workers := cmp.Or(opts.MaxConcurrentReconciles, DefaultMaxConcurrentReconciles)
 	err := csv.SetupWithManager(mgr, csv.Options{
 		Copies: groups.CopyOptions{
 			DisableCopiedCSVs:   opts.DisableCopiedCSVs,
 			ProtectedNamespaces: opts.ProtectedNamespaces,
 		},
 		ResyncInterval:          opts.ResyncInterval,
-		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+		MaxConcurrentReconciles: workers,
 	})
 	if err != nil {
 		return fmt.Errorf("set up clusterserviceversion controller: %w", err)
 	}
-	if err := operatorgroup.SetupWithManager(mgr, operatorgroup.Options{ResyncInterval: opts.ResyncInterval}); err != nil {
+	if err := operatorgroup.SetupWithManager(mgr, operatorgroup.Options{ResyncInterval: opts.ResyncInterval, MaxConcurrentReconciles: workers}); err != nil {
 		return fmt.Errorf("set up operatorgroup controller: %w", err)
 	}
 	if err := operatorcondition.SetupWithManager(mgr); err != nil {
@@ -110,7 +126,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	}
 	err = installplan.SetupWithManager(mgr, registry, images, installplan.Options{
 		RetryInterval: opts.RetryInterval, BundleUnpackTimeout: opts.BundleUnpackTimeout,
-		ExecutionRetryTimeout: opts.InstallPlanRetryTimeout,
+		ExecutionRetryTimeout: opts.InstallPlanRetryTimeout, MaxConcurrentReconciles: workers,
 	})
 	if err != nil {
 		return fmt.Errorf("set up installplan controller: %w", err)
@@ -119,6 +135,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		GlobalCatalogNamespace:  opts.GlobalCatalogNamespace,
 		ResyncInterval:          opts.ResyncInterval,
 		FailedPlanRetryInterval: opts.FailedPlanRetryInterval,
+		MaxConcurrentReconciles: workers,
 	})
 	if err != nil {
 		return fmt.Errorf("set up subscription controller: %w", err)
@@ -127,9 +144,10 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 }
 
 // CacheByObject narrows the manager's cache to the Deployments and RBAC that OLM makes (those
-// carrying its olm.owner.kind label) instead of every one in the cluster. The controllers
-// work with or without it: an object they need that the cache does not show is read from the
-// API server. Use it only when nothing else on the manager reads other Deployments or RBAC
+// carrying its olm.owner.kind label) instead of every one in the cluster, and keeps of each
+// CRD only what the controllers read (TransformCRD). The controllers work with or without
+// it: an object they need that the cache does not show is read from the API server. Use it
+// only when nothing else on the manager reads other Deployments or RBAC, or CRDs' schemas,
 // through the cache. Merge it into cache.Options.ByObject.
 func CacheByObject() map[client.Object]cache.ByObject {
 	ownedByCSV := labels.SelectorFromSet(labels.Set{groups.OwnerKindLabel: v1alpha1.ClusterServiceVersionKind})
@@ -139,10 +157,34 @@ func CacheByObject() map[client.Object]cache.ByObject {
 		panic(err) // constant input
 	}
 	return map[client.Object]cache.ByObject{
-		&appsv1.Deployment{}:         {Label: ownedByCSV},
-		&rbacv1.Role{}:               {Label: ownedByCSV},
-		&rbacv1.RoleBinding{}:        {Label: ownedByCSV},
-		&rbacv1.ClusterRoleBinding{}: {Label: ownedByCSV},
-		&rbacv1.ClusterRole{}:        {Label: labels.NewSelector().Add(*ownedByOLM)},
+		&appsv1.Deployment{}:                        {Label: ownedByCSV},
+		&rbacv1.Role{}:                              {Label: ownedByCSV},
+		&rbacv1.RoleBinding{}:                       {Label: ownedByCSV},
+		&rbacv1.ClusterRoleBinding{}:                {Label: ownedByCSV},
+		&rbacv1.ClusterRole{}:                       {Label: labels.NewSelector().Add(*ownedByOLM)},
+		&apiextensionsv1.CustomResourceDefinition{}: {Transform: TransformCRD},
 	}
+}
+
+// TransformCRD is the cache transform of CRDs: it drops what no controller reads through
+// the cache — each version's OpenAPI schema and printer columns, kubectl's
+// last-applied-configuration annotation, managedFields (a ByObject transform replaces the
+// manager's DefaultTransform, so it drops those itself) — and keeps the names, versions
+// served, annotations and conditions the CSV controller's requirement checks read. A CRD's
+// schemas are most of its size, and a cluster has hundreds of CRDs; the InstallPlan
+// controller, which compares schemas, reads CRDs from the API server.
+func TransformCRD(obj any) (any, error) {
+	if o, ok := obj.(metav1.Object); ok {
+		o.SetManagedFields(nil)
+	}
+	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if !ok {
+		return obj, nil
+	}
+	delete(crd.Annotations, corev1.LastAppliedConfigAnnotation)
+	for i := range crd.Spec.Versions {
+		crd.Spec.Versions[i].Schema = nil
+		crd.Spec.Versions[i].AdditionalPrinterColumns = nil
+	}
+	return crd, nil
 }

@@ -85,7 +85,7 @@ func (r *Reconciler) groupPending(ctx context.Context, obj *v1alpha1.ClusterServ
 		return false, nil
 	}
 	var namespaces corev1.NamespaceList
-	if err := r.Client.List(ctx, &namespaces); err != nil {
+	if err := r.Client.List(ctx, &namespaces, client.UnsafeDisableDeepCopy); err != nil { // read only
 		return false, fmt.Errorf("list namespaces: %w", err)
 	}
 	pending := groups.TargetsPending(mine[0], namespaces.Items)

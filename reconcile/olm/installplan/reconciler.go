@@ -43,6 +43,8 @@ type Options struct {
 	// DefaultExecutionRetryTimeout when zero. A refusal for lack of rights is retried
 	// whatever the time, as OLM does: the rights may come.
 	ExecutionRetryTimeout time.Duration
+	// MaxConcurrentReconciles is how many InstallPlans are reconciled at once (1 when 0).
+	MaxConcurrentReconciles int
 }
 
 // DefaultExecutionRetryTimeout is OLM's default --install-plan-retry-timeout.

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -57,6 +58,7 @@ func SetupWithManager(mgr ctrl.Manager, catalogs *catalogsource.Registry, images
 		// The service-account query reads the namespace's OperatorGroups: a plan it held
 		// goes on as soon as a group manages the namespace or finds its account.
 		Watches(&operatorsv1.OperatorGroup{}, handler.EnqueueRequestsFromMapFunc(r.plansOfGroup)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, opts.MaxConcurrentReconciles)}).
 		Complete(r)
 }
 

@@ -46,6 +46,8 @@ const (
 type Options struct {
 	// ResyncInterval is how often a settled group is looked at again; 0 means never.
 	ResyncInterval time.Duration
+	// MaxConcurrentReconciles is how many OperatorGroups are reconciled at once (1 when 0).
+	MaxConcurrentReconciles int
 }
 
 // Reconciler reconciles OperatorGroups.
@@ -157,7 +159,8 @@ func (r *Reconciler) checkServiceAccount(ctx context.Context, og *operatorsv1.Op
 // its status left as it is (OLM's rule); the Warning Event says why.
 func (r *Reconciler) updateTargets(ctx context.Context, og *operatorsv1.OperatorGroup) (bool, error) {
 	var list corev1.NamespaceList
-	if err := r.Client.List(ctx, &list); err != nil {
+	// Read only: the cache's own objects, not copies of every namespace per sync.
+	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return false, fmt.Errorf("list namespaces: %w", err)
 	}
 	targets, err := groups.TargetNamespaces(og, list.Items)
@@ -189,7 +192,8 @@ func (r *Reconciler) labelNamespaces(ctx context.Context, og *operatorsv1.Operat
 		}
 	}
 	var list corev1.NamespaceList
-	if err := r.Client.List(ctx, &list); err != nil {
+	// The cache's own objects: only a namespace to relabel is copied.
+	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return false, fmt.Errorf("list namespaces: %w", err)
 	}
 	for i := range list.Items {
@@ -198,7 +202,7 @@ func (r *Reconciler) labelNamespaces(ctx context.Context, og *operatorsv1.Operat
 		if has == targets[ns.Name] || !ns.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if err := r.setNamespaceLabel(ctx, ns, key, targets[ns.Name]); err != nil {
+		if err := r.setNamespaceLabel(ctx, ns.DeepCopy(), key, targets[ns.Name]); err != nil {
 			return false, err
 		}
 	}
@@ -378,16 +382,24 @@ func (r *Reconciler) removeStaleNamespaceLabels(ctx context.Context) error {
 		live[operatorsv1.OperatorGroupLabelPrefix+string(ogs.Items[i].UID)] = true
 	}
 	var list corev1.NamespaceList
-	if err := r.Client.List(ctx, &list); err != nil {
+	// The cache's own objects: only a namespace to relabel is copied.
+	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("list namespaces: %w", err)
 	}
 	for i := range list.Items {
-		ns := &list.Items[i]
-		for key := range ns.Labels {
-			if strings.HasPrefix(key, operatorsv1.OperatorGroupLabelPrefix) && !live[key] && ns.DeletionTimestamp.IsZero() {
-				if err := r.setNamespaceLabel(ctx, ns, key, false); err != nil {
-					return err
-				}
+		var stale []string
+		for key := range list.Items[i].Labels {
+			if strings.HasPrefix(key, operatorsv1.OperatorGroupLabelPrefix) && !live[key] && list.Items[i].DeletionTimestamp.IsZero() {
+				stale = append(stale, key)
+			}
+		}
+		if len(stale) == 0 {
+			continue
+		}
+		ns := list.Items[i].DeepCopy()
+		for _, key := range stale {
+			if err := r.setNamespaceLabel(ctx, ns, key, false); err != nil {
+				return err
 			}
 		}
 	}

@@ -40,6 +40,8 @@ type Options struct {
 	// before a new resolution may replace it (ReleaseFailedPlan);
 	// DefaultFailedPlanRetryInterval when zero.
 	FailedPlanRetryInterval time.Duration
+	// MaxConcurrentReconciles is how many namespaces (each namespace's Subscriptions are resolved together) are reconciled at once (1 when 0).
+	MaxConcurrentReconciles int
 }
 
 // Catalogs is what the controller needs of the catalogs the CatalogSource controller

@@ -5,6 +5,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -33,6 +34,7 @@ func SetupWithManager(mgr ctrl.Manager, catalogs Catalogs, opts Options) error {
 		Watches(&v1alpha1.ClusterServiceVersion{}, byNamespace).
 		Watches(&operatorsv1.OperatorGroup{}, byNamespace).
 		Watches(&v1alpha1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(r.namespacesSeeing)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, opts.MaxConcurrentReconciles)}).
 		Complete(r)
 }
 
