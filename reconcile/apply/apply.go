@@ -357,10 +357,10 @@ func (a *Applier) diffOne(ctx context.Context, rm *ssa.ResourceManager, out Obje
 		return failedResult(out, err)
 	}
 	out.Live = live
-	switch {
-	case change.Action == ssa.UnchangedAction:
+	switch change.Action {
+	case ssa.UnchangedAction:
 		out.Action = Unchanged
-	case change.Action == ssa.CreatedAction:
+	case ssa.CreatedAction:
 		out.Action, out.Drift, out.DryRun = Configured, []string{"an immutable field"}, desired
 		out.Message = fmt.Sprintf("%s would be recreated: an immutable field changed", out.Entry)
 	default:
