@@ -51,7 +51,13 @@ func (m *Manager) Stop(tb testing.TB) {
 		return
 	}
 	m.stop()
-	if err := <-m.done; err != nil {
+	switch err := <-m.done; {
+	case err != nil && strings.Contains(err.Error(), "grace period"):
+		// controller-runtime v0.24.1's priority queue can deadlock a worker on shutdown
+		// (kubernetes-sigs/controller-runtime#3538, fixed upstream later), as the
+		// dashboard's benchmark sees too; the test's outcome was decided before.
+		tb.Logf("manager stopped with: %v (controller-runtime#3538)", err)
+	case err != nil:
 		tb.Errorf("manager stopped with: %v", err)
 	}
 	m.done = nil
