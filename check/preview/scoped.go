@@ -19,32 +19,31 @@ import (
 // addRBAC lays a Role, ClusterRole or binding of Git over the view's RBAC: the repository's
 // manifests count as they will be applied.
 func (v *view) addRBAC(app, kind string, o policy.Object) {
+	st := &ClusterState{}
 	data, err := json.Marshal(o.Object)
 	if err == nil {
-		st := &ClusterState{}
-		if err = st.addRBAC(kind, data); err == nil {
-			p := &v.policy
-			for i := range st.Roles {
-				r := st.Roles[i]
-				r.Namespace = o.Namespace
-				p.Roles = replaceNamed(p.Roles, r, func(x rbacv1.Role) bool { return x.Namespace == r.Namespace && x.Name == r.Name })
-			}
-			for _, r := range st.ClusterRoles {
-				p.ClusterRoles = replaceNamed(p.ClusterRoles, r, func(x rbacv1.ClusterRole) bool { return x.Name == r.Name })
-			}
-			for i := range st.RoleBindings {
-				b := st.RoleBindings[i]
-				b.Namespace = o.Namespace
-				p.RoleBindings = replaceNamed(p.RoleBindings, b, func(x rbacv1.RoleBinding) bool { return x.Namespace == b.Namespace && x.Name == b.Name })
-			}
-			for _, b := range st.ClusterRoleBindings {
-				p.ClusterRoleBindings = replaceNamed(p.ClusterRoleBindings, b, func(x rbacv1.ClusterRoleBinding) bool { return x.Name == b.Name })
-			}
-			return
-		}
+		err = st.addRBAC(kind, data)
 	}
-	v.warnings = append(v.warnings, report.Warning{File: o.Source.File, Line: o.Source.Line, Apps: []string{app},
-		Message: fmt.Sprintf("olm preview: %s left out: %v", kind, err)})
+	if err != nil {
+		v.warnings = append(v.warnings, report.Warning{File: o.Source.File, Line: o.Source.Line, Apps: []string{app},
+			Message: fmt.Sprintf("olm preview: %s left out: %v", kind, err)})
+		return
+	}
+	p := &v.policy
+	for _, r := range st.Roles {
+		r.Namespace = o.Namespace
+		p.Roles = replaceNamed(p.Roles, r, func(x rbacv1.Role) bool { return x.Namespace == r.Namespace && x.Name == r.Name })
+	}
+	for _, r := range st.ClusterRoles {
+		p.ClusterRoles = replaceNamed(p.ClusterRoles, r, func(x rbacv1.ClusterRole) bool { return x.Name == r.Name })
+	}
+	for _, b := range st.RoleBindings {
+		b.Namespace = o.Namespace
+		p.RoleBindings = replaceNamed(p.RoleBindings, b, func(x rbacv1.RoleBinding) bool { return x.Namespace == b.Namespace && x.Name == b.Name })
+	}
+	for _, b := range st.ClusterRoleBindings {
+		p.ClusterRoleBindings = replaceNamed(p.ClusterRoleBindings, b, func(x rbacv1.ClusterRoleBinding) bool { return x.Name == b.Name })
+	}
 }
 
 func replaceNamed[T any](list []T, o T, same func(T) bool) []T {

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/olmsync/olmsync/internal/gittest"
 	"github.com/olmsync/olmsync/internal/kube"
 	"github.com/olmsync/olmsync/internal/testenv"
 	"github.com/olmsync/olmsync/report"
@@ -253,7 +254,7 @@ func TestReadClusterRBAC(t *testing.T) {
 // the Subscription's end has it, with its outcome.
 func TestPreviewScopedInstallRefusedAfterTheCSV(t *testing.T) {
 	catalog := t.TempDir()
-	for name, content := range map[string]string{
+	gittest.Write(t, catalog, files{
 		"gadgets/gadgets.package.yaml": "packageName: gadgets\ndefaultChannel: stable\nchannels:\n- {name: stable, currentCSV: gadgets.v0.1.0}\n",
 		"gadgets/0.1.0/gadgets.clusterserviceversion.yaml": `apiVersion: operators.coreos.com/v1alpha1
 kind: ClusterServiceVersion
@@ -283,14 +284,7 @@ spec:
               containers:
               - {name: manager, image: example.com/gadgets:v0.1.0}
 `,
-	} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(catalog, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(catalog, name), []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	repo := files{
 		"olmsync.yaml": "apps:\n- {name: cluster-scope, path: cluster-scope, clusterScope: true}\n",
 		"cluster-scope/group.yaml": "apiVersion: operators.coreos.com/v1\nkind: OperatorGroup\nmetadata: {name: og, namespace: team-rbac}\n" +
