@@ -76,10 +76,8 @@ func BenchmarkDashboard(b *testing.B) {
 		cancel()
 		err := <-done
 		switch {
-		case err != nil && strings.Contains(err.Error(), "grace period"):
-			// controller-runtime v0.24.1's priority queue can deadlock a worker on
-			// shutdown (kubernetes-sigs/controller-runtime#3538, fixed upstream later);
-			// seen here with 200 Syncs queued. It stops nothing the figures measure.
+		case olmtest.ShutdownDeadlock(err):
+			// Seen here with 200 Syncs queued; it stops nothing the figures measure.
 			b.Logf("manager: %v (controller-runtime#3538)", err)
 		case err != nil:
 			b.Errorf("manager: %v", err)
