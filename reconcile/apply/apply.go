@@ -5,20 +5,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
+	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
@@ -225,7 +226,6 @@ func (a *Applier) run(ctx context.Context, objs []*unstructured.Unstructured, dr
 	rendered := renderedKinds(objs)
 	promisedOrRendered := func(gk schema.GroupKind) bool { return rendered[gk] || promised(gk) }
 	res := &Result{DryRun: dryRun}
-	rm := ssa.NewResourceManager(a.Client, nil, ssa.Owner{Field: olmsyncv1alpha1.FieldManager, Group: olmsyncv1alpha1.GroupName})
 	failed := false
 	for _, stage := range Staged(objs) {
 		if err := ctx.Err(); err != nil {
@@ -239,7 +239,7 @@ func (a *Applier) run(ctx context.Context, objs []*unstructured.Unstructured, dr
 			}
 			continue
 		}
-		res.Objects = append(res.Objects, a.applyStage(ctx, rm, stage, promisedOrRendered, dryRun)...)
+		res.Objects = append(res.Objects, a.applyStage(ctx, stage, promisedOrRendered, dryRun)...)
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
@@ -258,7 +258,7 @@ func (a *Applier) run(ctx context.Context, objs []*unstructured.Unstructured, dr
 
 // applyStage applies the objects of one stage, Concurrency at a time; the results keep
 // the order of the objects.
-func (a *Applier) applyStage(ctx context.Context, rm *ssa.ResourceManager, stage []*unstructured.Unstructured, promised func(schema.GroupKind) bool, dryRun bool) []ObjectResult {
+func (a *Applier) applyStage(ctx context.Context, stage []*unstructured.Unstructured, promised func(schema.GroupKind) bool, dryRun bool) []ObjectResult {
 	out := make([]ObjectResult, len(stage))
 	limit := a.Concurrency
 	if limit <= 0 {
@@ -269,7 +269,7 @@ func (a *Applier) applyStage(ctx context.Context, rm *ssa.ResourceManager, stage
 	for i, obj := range stage {
 		g.Go(func() error {
 			st, _ := StageOf(obj.GroupVersionKind().GroupKind())
-			out[i] = a.applyOne(ctx, rm, obj, st, promised, dryRun)
+			out[i] = a.applyOne(ctx, obj, st, promised, dryRun)
 			return nil
 		})
 	}
@@ -282,7 +282,7 @@ func (a *Applier) applyStage(ctx context.Context, rm *ssa.ResourceManager, stage
 // with driftIgnoreRules), and a real apply only when they differ; an
 // immutable field is recreated under Force or ForceAnnotation, and the field managers of
 // kubectl's client-side apply are handed over to olmsync's, as Flux does.
-func (a *Applier) applyOne(ctx context.Context, rm *ssa.ResourceManager, obj *unstructured.Unstructured, stage Stage, promised func(schema.GroupKind) bool, dryRun bool) ObjectResult {
+func (a *Applier) applyOne(ctx context.Context, obj *unstructured.Unstructured, stage Stage, promised func(schema.GroupKind) bool, dryRun bool) ObjectResult {
 	entry := inventory.EntryOf(obj)
 	out := ObjectResult{Entry: entry, Stage: stage}
 	gvk := obj.GroupVersionKind()
@@ -304,28 +304,32 @@ func (a *Applier) applyOne(ctx context.Context, rm *ssa.ResourceManager, obj *un
 	labels[olmsyncv1alpha1.SyncNamespaceLabel] = a.Owner.Namespace
 	desired.SetLabels(labels)
 
-	// The live object, as it was: the health of an unchanged object is judged on it, and
-	// a Created answer for an object that existed means it was recreated.
-	live, err := a.read(ctx, obj)
-	if err != nil {
-		return failedResult(out, err)
-	}
 	if dryRun {
-		return a.diffOne(ctx, rm, out, live, desired)
+		// The live object, as it was: an object not there is reported Created without a
+		// dry run (its namespace may be one this dry run creates too).
+		live, err := a.read(ctx, obj)
+		if err != nil {
+			return failedResult(out, err)
+		}
+		return a.diffOne(ctx, manager(a.Client), out, live, desired)
 	}
-	change, err := rm.Apply(ctx, desired, a.applyOptions())
+	// ssa's own read and the API server's answer to the apply are what the result needs
+	// (the live object before, the object after), so the recorder keeps them instead of
+	// reading the object again: a changed object costs a read, a dry run and the apply.
+	seen := &recorder{Client: a.Client}
+	change, err := manager(seen).Apply(ctx, desired, a.applyOptions())
 	if err != nil {
 		return failedResult(out, err)
 	}
+	live := seen.live
 	if change.Action == ssa.UnchangedAction {
 		out.Action, out.Live = Unchanged, live
 		return out
 	}
-	after, err := a.read(ctx, obj)
-	if err != nil || after == nil {
-		return failedResult(out, fmt.Errorf("read after apply: %w", cmp.Or(err, errors.New("not found"))))
+	if seen.applied == nil {
+		return failedResult(out, errors.New("the API server's answer to the apply was not seen"))
 	}
-	out.Live = after
+	out.Live = seen.applied
 	switch {
 	case live == nil:
 		out.Action = Created
@@ -334,7 +338,7 @@ func (a *Applier) applyOne(ctx context.Context, rm *ssa.ResourceManager, obj *un
 		out.Action, out.Drift = Configured, []string{"an immutable field"}
 		out.Message = fmt.Sprintf("%s recreated: an immutable field changed", entry)
 	default:
-		out.Action, out.Drift = Configured, Drift(live, after)
+		out.Action, out.Drift = Configured, Drift(live, seen.applied)
 		out.Message = fmt.Sprintf("%s configured: %s differed from Git", entry, describeDrift(out.Drift))
 	}
 	return out
@@ -422,49 +426,58 @@ func failedResult(out ObjectResult, err error) ObjectResult {
 	return out
 }
 
-// waitForCRDs waits until every CRD of the stage is established (or the timeout passes:
-// the custom resources of a CRD still not established then wait, and the next reconcile
-// looks again).
+// waitForCRDs waits, with Flux's kstatus wait, until every CRD of the stage is established,
+// or the timeout passes: the custom resources of a CRD still not established then wait,
+// and the next reconcile looks again.
 func (a *Applier) waitForCRDs(ctx context.Context, stage []*unstructured.Unstructured) error {
-	var names []string
-	for _, o := range stage {
-		if o.GroupVersionKind().GroupKind() == (schema.GroupKind{Group: crdGroup, Kind: "CustomResourceDefinition"}) {
-			names = append(names, o.GetName())
-		}
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	timeout := a.CRDTimeout
-	if timeout <= 0 {
-		timeout = DefaultCRDTimeout
-	}
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		for _, name := range names {
-			crd := &unstructured.Unstructured{}
-			crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-			if err := a.Client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
-				return false, client.IgnoreNotFound(err)
-			}
-			if !established(crd) {
-				return false, nil
-			}
-		}
-		return true, nil
+	crds := slices.DeleteFunc(slices.Clone(stage), func(o *unstructured.Unstructured) bool {
+		return o.GroupVersionKind().GroupKind() != (schema.GroupKind{Group: crdGroup, Kind: "CustomResourceDefinition"})
 	})
-	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-		return nil // not established in time: their custom resources wait
+	poller := polling.NewStatusPoller(a.Client, a.Client.RESTMapper(), polling.Options{})
+	rm := ssa.NewResourceManager(a.Client, poller, fieldOwner)
+	err := rm.WaitForSetWithContext(ctx, object.UnstructuredSetToObjMetadataSet(crds), ssa.WaitOptions{
+		Interval: 100 * time.Millisecond, Timeout: cmp.Or(a.CRDTimeout, DefaultCRDTimeout),
+	})
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	_ = err // not established in time: their custom resources wait
+	return nil
+}
+
+// fieldOwner is olmsync's field manager, as ssa names it.
+var fieldOwner = ssa.Owner{Field: olmsyncv1alpha1.FieldManager, Group: olmsyncv1alpha1.GroupName}
+
+// manager is Flux's server-side apply engine talking through c.
+func manager(c client.Client) *ssa.ResourceManager {
+	return ssa.NewResourceManager(c, nil, fieldOwner)
+}
+
+// recorder is a client through which one object is applied: it keeps what the API server
+// answered to ssa's first read of the object (nil when there was none) and to the real
+// apply (nil when nothing was written).
+type recorder struct {
+	client.Client
+	read          bool
+	live, applied *unstructured.Unstructured
+}
+
+func (r *recorder) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	err := r.Client.Get(ctx, key, obj, opts...)
+	if u, ok := obj.(*unstructured.Unstructured); ok && !r.read {
+		r.read = true
+		if err == nil {
+			r.live = u.DeepCopy()
+		}
 	}
 	return err
 }
 
-func established(crd *unstructured.Unstructured) bool {
-	conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == string(apiextensionsv1.Established) && m["status"] == string(apiextensionsv1.ConditionTrue) {
-			return true
-		}
+func (r *recorder) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	err := r.Client.Patch(ctx, obj, patch, opts...)
+	po := (&client.PatchOptions{}).ApplyOptions(opts)
+	if u, ok := obj.(*unstructured.Unstructured); ok && err == nil && patch.Type() == types.ApplyPatchType && len(po.DryRun) == 0 {
+		r.applied = u.DeepCopy()
 	}
-	return false
+	return err
 }

@@ -768,3 +768,68 @@ data: {level: debug, old: "yes"}
 		t.Errorf("second apply: %s %q, want Unchanged", res.Objects[0].Action, res.Objects[0].Message)
 	}
 }
+
+// TestRequestsPerObject: an apply costs the requests Flux's engine makes and no more — a
+// read and a dry run for an object that matches Git, and the write besides for one that
+// does not. Olmsync's result (the live object before, the object after) comes from those
+// answers, not from reading the object again. The requests are counted on the wire.
+func TestRequestsPerObject(t *testing.T) {
+	env := testenv.Get(t)
+	ns := uniqueNS("requests")
+	var mu sync.Mutex
+	counting := false
+	var seen []string
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			if counting {
+				verb := r.Method
+				if r.URL.Query().Has("dryRun") {
+					verb += " (dry run)"
+				}
+				seen = append(seen, verb)
+			}
+			mu.Unlock()
+			return rt.RoundTrip(r)
+		})
+	})
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Applier{Client: c, Owner: types.NamespacedName{Namespace: "olmsync-system", Name: "requests"}}
+	mustApply(t, a, []*unstructured.Unstructured{kindObj("v1", "Namespace", "", ns)})
+	cm := func(level string) []*unstructured.Unstructured {
+		return []*unstructured.Unstructured{obj(t, fmt.Sprintf(`{apiVersion: v1, kind: ConfigMap, metadata: {name: settings, namespace: %s}, data: {level: %s}}`, ns, level))}
+	}
+	for _, step := range []struct {
+		name   string
+		level  string
+		action Action
+		want   []string
+	}{
+		{"create", "info", Created, []string{"GET", "PATCH (dry run)", "PATCH"}},
+		{"unchanged", "info", Unchanged, []string{"GET", "PATCH (dry run)"}},
+		{"configure", "debug", Configured, []string{"GET", "PATCH (dry run)", "PATCH"}},
+	} {
+		mu.Lock()
+		counting, seen = true, nil
+		mu.Unlock()
+		res := mustApply(t, a, cm(step.level))
+		mu.Lock()
+		counting = false
+		got := slices.Clone(seen)
+		mu.Unlock()
+		o := res.Objects[0]
+		if o.Action != step.action {
+			t.Fatalf("%s: %s, want %s", step.name, o.Action, step.action)
+		}
+		if diff := cmp.Diff(step.want, got); diff != "" {
+			t.Errorf("%s: requests (-want +got):\n%s", step.name, diff)
+		}
+		if level, _, _ := unstructured.NestedString(o.Live.Object, "data", "level"); level != step.level || o.Live.GetResourceVersion() == "" {
+			t.Errorf("%s: the result's live object has level %q and resourceVersion %q, want %q and the API server's", step.name, level, o.Live.GetResourceVersion(), step.level)
+		}
+	}
+}
