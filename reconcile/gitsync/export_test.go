@@ -1,7 +1,10 @@
 package gitsync
 
 import (
+	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 )
@@ -19,3 +22,16 @@ func RetryIntervalOf(r *Reconciler, obj *olmsyncv1alpha1.Sync) time.Duration {
 
 // Unready is the dependency rule over a lookup.
 var Unready = unready
+
+// RemoteClientKept reports whether a client of the other cluster is kept for the Sync
+// with uid.
+func RemoteClientKept(uid types.UID) bool {
+	remotes.mu.Lock()
+	defer remotes.mu.Unlock()
+	for k := range remotes.clients {
+		if strings.HasPrefix(k, string(uid)+"/") {
+			return true
+		}
+	}
+	return false
+}

@@ -137,12 +137,23 @@ func remoteClient(ctx context.Context, c client.Client, reader client.Reader, ob
 		return nil, err
 	}
 	// One entry per Sync: a new kubeconfig version replaces the old client.
-	prefix := fmt.Sprintf("%s/", obj.UID)
-	for k := range remotes.clients {
-		if strings.HasPrefix(k, prefix) {
-			delete(remotes.clients, k)
-		}
-	}
+	remotes.forgetLocked(obj.UID)
 	remotes.clients[cacheKey] = rc
 	return rc, nil
+}
+
+// forget drops the client of a Sync that is gone, with its discovery cache and its
+// connections.
+func (rc *remoteClients) forget(uid types.UID) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.forgetLocked(uid)
+}
+
+func (rc *remoteClients) forgetLocked(uid types.UID) {
+	for k := range rc.clients {
+		if strings.HasPrefix(k, string(uid)+"/") {
+			delete(rc.clients, k)
+		}
+	}
 }

@@ -3,12 +3,14 @@ package gitsync_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,6 +20,7 @@ import (
 	"github.com/olmsync/olmsync/internal/gittest"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/reconcile/gitsync"
 )
 
 // TestKubeConfigAppliesToAnotherCluster: a Sync with spec.kubeConfig applies to the
@@ -104,4 +107,21 @@ current-context: x
 		}
 		return nil
 	})
+
+	// Deleting the Sync lets go of its client of the other cluster.
+	if !gitsync.RemoteClientKept(got.UID) {
+		t.Fatal("no client of the other cluster is kept for the Sync")
+	}
+	if err := env.Client.Delete(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	olmtest.Eventually(t, "the Sync gone", func() error {
+		if _, err := getSync(env, s); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
+	if gitsync.RemoteClientKept(got.UID) {
+		t.Error("the client of the deleted Sync's other cluster is still kept")
+	}
 }
