@@ -426,3 +426,81 @@ func TestSARIFPathPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestSARIFWritesOnlyWhatIsSet fails on the defaults a SARIF library writes for fields
+// nobody set: -1 for an id, index, offset or rank, null, and empty arrays and objects.
+// runs[].results is the one empty array SARIF gives a meaning to: the run found nothing.
+func TestSARIFWritesOnlyWhatIsSet(t *testing.T) {
+	for name, r := range sarifReports(t) {
+		t.Run(name, func(t *testing.T) {
+			if unset := unsetValues(t, writeSARIFBytes(t, r)); len(unset) > 0 {
+				t.Errorf("values nobody set:\n%s", strings.Join(unset, "\n"))
+			}
+		})
+	}
+	// The check finds them where they are: go-sarif v3 writes our log with empty arrays and
+	// property bags, and a location made by its constructors with ids of -1.
+	log, err := gosarif.FromBytes(writeSARIFBytes(t, fixtureReport(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Runs[0].Results[0].Locations[0] = gosarif.NewLocation().WithPhysicalLocation(gosarif.NewPhysicalLocation().
+		WithArtifactLocation(gosarif.NewArtifactLocation().WithURI("a.yaml")).WithRegion(gosarif.NewRegion().WithStartLine(1)))
+	var v3 bytes.Buffer
+	if err := log.Write(&v3); err != nil {
+		t.Fatal(err)
+	}
+	unset := strings.Join(unsetValues(t, v3.Bytes()), "\n")
+	for _, want := range []string{
+		".properties = {}",
+		".runs[].results[].codeFlows = []",
+		".runs[].results[].locations[].id = -1",
+		".runs[].results[].locations[].physicalLocation.artifactLocation.index = -1",
+		".runs[].results[].locations[].physicalLocation.region.byteOffset = -1",
+	} {
+		if !strings.Contains(unset, want) {
+			t.Errorf("go-sarif v3's output: %s not found in\n%s", want, unset)
+		}
+	}
+}
+
+// unsetValues lists, as "path = value", each -1, null, [] and {} of a JSON document but an
+// empty runs[].results, once per path.
+func unsetValues(t *testing.T, doc []byte) []string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	var walk func(v any, path string)
+	walk = func(v any, path string) {
+		switch v := v.(type) {
+		case nil:
+			found = append(found, path+" = null")
+		case json.Number:
+			if v == "-1" {
+				found = append(found, path+" = -1")
+			}
+		case []any:
+			if len(v) == 0 && path != ".runs[].results" {
+				found = append(found, path+" = []")
+			}
+			for _, child := range v {
+				walk(child, path+"[]")
+			}
+		case map[string]any:
+			if len(v) == 0 {
+				found = append(found, path+" = {}")
+			}
+			for k, child := range v {
+				walk(child, path+"."+k)
+			}
+		}
+	}
+	walk(v, "")
+	slices.Sort(found)
+	return slices.Compact(found)
+}
