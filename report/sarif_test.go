@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	sarifv2 "github.com/owenrumney/go-sarif/v2/sarif"
 	gosarif "github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 )
 
@@ -27,7 +28,7 @@ func sarifReports(t *testing.T) map[string]*Report {
 }
 
 // TestSARIFMatchesTheOfficialSchema validates the output against the SARIF 2.1.0 JSON
-// schema (the copy go-sarif embeds), and checks that every key written is one the schema's
+// schema (the copy go-sarif v3 embeds: v2, which writes the output, has no validator), and checks that every key written is one the schema's
 // types know: a misspelt key would otherwise be dropped by the round trip unnoticed.
 func TestSARIFMatchesTheOfficialSchema(t *testing.T) {
 	for name, r := range sarifReports(t) {
@@ -295,17 +296,20 @@ func TestSARIFResultsFollowTheViolations(t *testing.T) {
 
 func TestSARIFKeepsTheMostImportantResultsWithinTheLimit(t *testing.T) {
 	r := fixtureReport(t)
-	log := buildSARIF(r, 2)
+	log, err := buildSARIF(r, 2, "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	run := log.Runs[0]
 	var rules []string
 	for _, res := range run.Results {
-		rules = append(rules, res.RuleID+"/"+res.Level+"/"+res.BaselineState)
+		rules = append(rules, *res.RuleID+"/"+*res.Level+"/"+*res.BaselineState)
 	}
 	if diff := cmp.Diff([]string{"OP007/error/new", "OP005/error/new"}, rules); diff != "" {
 		t.Errorf("kept results (-want +got):\n%s", diff)
 	}
 	notes := run.Invocations[0].ToolExecutionNotifications
-	last := notes[len(notes)-1].Message.Text
+	last := *notes[len(notes)-1].Message.Text
 	if !strings.HasPrefix(last, "5 results left out") {
 		t.Errorf("last notification %q, want one saying 5 results were left out", last)
 	}
@@ -326,7 +330,7 @@ func TestFingerprints(t *testing.T) {
 	fileOnly := Violation{Rule: "OP011", App: "etcd", File: "a.yaml"}
 	otherFile := Violation{Rule: "OP011", App: "etcd", File: "b.yaml"}
 
-	fp := func(v Violation, n int) string { return fingerprints(v, n)["primaryLocationLineHash"] }
+	fp := func(v Violation, n int) string { return fingerprints(v, n)["primaryLocationLineHash"].(string) }
 	same := []struct {
 		name string
 		a, b Violation
@@ -401,17 +405,17 @@ func TestSARIFPathPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	uris := func(b []byte) []string {
-		var log sarifLog
-		if err := json.Unmarshal(b, &log); err != nil {
+		log, err := sarifv2.FromBytes(b)
+		if err != nil {
 			t.Fatal(err)
 		}
 		var out []string
 		for _, res := range log.Runs[0].Results {
-			out = append(out, res.Locations[0].PhysicalLocation.ArtifactLocation.URI)
+			out = append(out, *res.Locations[0].PhysicalLocation.ArtifactLocation.URI)
 		}
 		for _, n := range log.Runs[0].Invocations[0].ToolExecutionNotifications {
 			for _, l := range n.Locations {
-				out = append(out, l.PhysicalLocation.ArtifactLocation.URI)
+				out = append(out, *l.PhysicalLocation.ArtifactLocation.URI)
 			}
 		}
 		return out
@@ -425,4 +429,90 @@ func TestSARIFPathPrefix(t *testing.T) {
 			t.Errorf("location %d = %q, want %q", i, after[i], "deploy/gitops/"+before[i])
 		}
 	}
+}
+
+// TestSARIFWritesOnlyWhatIsSet fails on the defaults a SARIF library writes for fields
+// nobody set: -1 for an id, index, offset or rank, null, and empty arrays and objects.
+// runs[].results is the one empty array SARIF gives a meaning to: the run found nothing.
+func TestSARIFWritesOnlyWhatIsSet(t *testing.T) {
+	for name, r := range sarifReports(t) {
+		t.Run(name, func(t *testing.T) {
+			if unset := unsetValues(t, writeSARIFBytes(t, r)); len(unset) > 0 {
+				t.Errorf("values nobody set:\n%s", strings.Join(unset, "\n"))
+			}
+		})
+	}
+	// The check finds them where they are: go-sarif v3 writes our log with empty arrays and
+	// property bags, and a location made by its constructors with ids of -1.
+	log, err := gosarif.FromBytes(writeSARIFBytes(t, fixtureReport(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Runs[0].Results[0].Locations[0] = gosarif.NewLocation().WithPhysicalLocation(gosarif.NewPhysicalLocation().
+		WithArtifactLocation(gosarif.NewArtifactLocation().WithURI("a.yaml")).WithRegion(gosarif.NewRegion().WithStartLine(1)))
+	var v3 bytes.Buffer
+	if err := log.Write(&v3); err != nil {
+		t.Fatal(err)
+	}
+	unset := strings.Join(unsetValues(t, v3.Bytes()), "\n")
+	for _, want := range []string{
+		".properties = {}",
+		".runs[].results[].codeFlows = []",
+		".runs[].results[].locations[].id = -1",
+		".runs[].results[].locations[].physicalLocation.artifactLocation.index = -1",
+		".runs[].results[].locations[].physicalLocation.region.byteOffset = -1",
+	} {
+		if !strings.Contains(unset, want) {
+			t.Errorf("go-sarif v3's output: %s not found in\n%s", want, unset)
+		}
+	}
+	// And in go-sarif v2's suppressions, which is why olmsync writes its own (sarif.go).
+	b, err := json.Marshal(sarifv2.NewSuppression("inSource").WithStatus("accepted"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{".guid = null", ".justification = null", ".location = null"}, unsetValues(t, b)); diff != "" {
+		t.Errorf("go-sarif v2's suppression (-want +got):\n%s", diff)
+	}
+}
+
+// unsetValues lists, as "path = value", each -1, null, [] and {} of a JSON document but an
+// empty runs[].results, once per path.
+func unsetValues(t *testing.T, doc []byte) []string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	var walk func(v any, path string)
+	walk = func(v any, path string) {
+		switch v := v.(type) {
+		case nil:
+			found = append(found, path+" = null")
+		case json.Number:
+			if v == "-1" {
+				found = append(found, path+" = -1")
+			}
+		case []any:
+			if len(v) == 0 && path != ".runs[].results" {
+				found = append(found, path+" = []")
+			}
+			for _, child := range v {
+				walk(child, path+"[]")
+			}
+		case map[string]any:
+			if len(v) == 0 {
+				found = append(found, path+" = {}")
+			}
+			for k, child := range v {
+				walk(child, path+"."+k)
+			}
+		}
+	}
+	walk(v, "")
+	slices.Sort(found)
+	return slices.Compact(found)
 }
