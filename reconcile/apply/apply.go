@@ -304,19 +304,13 @@ func (a *Applier) applyOne(ctx context.Context, obj *unstructured.Unstructured, 
 	labels[olmsyncv1alpha1.SyncNamespaceLabel] = a.Owner.Namespace
 	desired.SetLabels(labels)
 
-	if dryRun {
-		// The live object, as it was: an object not there is reported Created without a
-		// dry run (its namespace may be one this dry run creates too).
-		live, err := a.read(ctx, obj)
-		if err != nil {
-			return failedResult(out, err)
-		}
-		return a.diffOne(ctx, manager(a.Client), out, live, desired)
-	}
-	// ssa's own read and the API server's answer to the apply are what the result needs
-	// (the live object before, the object after), so the recorder keeps them instead of
-	// reading the object again: a changed object costs a read, a dry run and the apply.
+	// ssa's own read and the API server's answers are what the result needs (the live
+	// object before, the object after), so the recorder keeps them instead of reading the
+	// object again: a changed object costs a read, a dry run and the apply.
 	seen := &recorder{Client: a.Client}
+	if dryRun {
+		return a.diffOne(ctx, seen, out, desired)
+	}
 	change, err := manager(seen).Apply(ctx, desired, a.applyOptions())
 	if err != nil {
 		return failedResult(out, err)
@@ -347,20 +341,22 @@ func (a *Applier) applyOne(ctx context.Context, obj *unstructured.Unstructured, 
 // diffOne is applyOne's dry run: what the apply would do, writing nothing. For a changed
 // object the result holds both sides, as ssa's Diff gives them (ignored fields left out,
 // a Secret's values masked).
-func (a *Applier) diffOne(ctx context.Context, rm *ssa.ResourceManager, out ObjectResult, live, desired *unstructured.Unstructured) ObjectResult {
-	if live == nil {
-		// Not sent: its namespace may be one this dry run creates too.
+func (a *Applier) diffOne(ctx context.Context, seen *recorder, out ObjectResult, desired *unstructured.Unstructured) ObjectResult {
+	change, before, after, err := manager(seen).Diff(ctx, desired.DeepCopy(), ssa.DiffOptions{
+		Force: a.Force, ForceSelector: forceSelector, DriftIgnoreRules: driftIgnoreRules,
+	})
+	switch {
+	case seen.readErr != nil:
+		return failedResult(out, seen.readErr)
+	case seen.live == nil:
+		// Whatever the dry run said: its namespace may be one this dry run creates too.
 		out.Action = Created
 		out.Message = fmt.Sprintf("%s created", out.Entry)
 		return out
-	}
-	change, before, after, err := rm.Diff(ctx, desired.DeepCopy(), ssa.DiffOptions{
-		Force: a.Force, ForceSelector: forceSelector, DriftIgnoreRules: driftIgnoreRules,
-	})
-	if err != nil {
+	case err != nil:
 		return failedResult(out, err)
 	}
-	out.Live = live
+	out.Live = seen.live
 	switch change.Action {
 	case ssa.UnchangedAction:
 		out.Action = Unchanged
@@ -382,19 +378,6 @@ func describeDrift(fields []string) string {
 		return "its field managers"
 	}
 	return strings.Join(fields, ", ")
-}
-
-// read is the live object, or nil when there is none.
-func (a *Applier) read(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(obj.GroupVersionKind())
-	switch err := a.Client.Get(ctx, client.ObjectKeyFromObject(obj), live); {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
-		return nil, err
-	}
-	return live, nil
 }
 
 // forceSelector is Flux's per-object force: an object annotated
@@ -454,20 +437,25 @@ func manager(c client.Client) *ssa.ResourceManager {
 }
 
 // recorder is a client through which one object is applied: it keeps what the API server
-// answered to ssa's first read of the object (nil when there was none) and to the real
-// apply (nil when nothing was written).
+// answered to ssa's first read of the object (live, nil when there was none; readErr, an
+// error other than not found, which ssa's Diff does not return) and to the real apply
+// (nil when nothing was written).
 type recorder struct {
 	client.Client
 	read          bool
 	live, applied *unstructured.Unstructured
+	readErr       error
 }
 
 func (r *recorder) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	err := r.Client.Get(ctx, key, obj, opts...)
 	if u, ok := obj.(*unstructured.Unstructured); ok && !r.read {
 		r.read = true
-		if err == nil {
+		switch {
+		case err == nil:
 			r.live = u.DeepCopy()
+		case !apierrors.IsNotFound(err):
+			r.readErr = err
 		}
 	}
 	return err

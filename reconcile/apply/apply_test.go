@@ -771,7 +771,7 @@ data: {level: debug, old: "yes"}
 
 // TestRequestsPerObject: an apply costs the requests Flux's engine makes and no more — a
 // read and a dry run for an object that matches Git, and the write besides for one that
-// does not. Olmsync's result (the live object before, the object after) comes from those
+// does not; a dry run (olmsync diff) a read and a dry run. Olmsync's result (the live object before, the object after) comes from those
 // answers, not from reading the object again. The requests are counted on the wire.
 func TestRequestsPerObject(t *testing.T) {
 	env := testenv.Get(t)
@@ -806,17 +806,29 @@ func TestRequestsPerObject(t *testing.T) {
 	for _, step := range []struct {
 		name   string
 		level  string
+		dryRun bool
 		action Action
 		want   []string
 	}{
-		{"create", "info", Created, []string{"GET", "PATCH (dry run)", "PATCH"}},
-		{"unchanged", "info", Unchanged, []string{"GET", "PATCH (dry run)"}},
-		{"configure", "debug", Configured, []string{"GET", "PATCH (dry run)", "PATCH"}},
+		{"create", "info", false, Created, []string{"GET", "PATCH (dry run)", "PATCH"}},
+		{"unchanged", "info", false, Unchanged, []string{"GET", "PATCH (dry run)"}},
+		{"configure", "debug", false, Configured, []string{"GET", "PATCH (dry run)", "PATCH"}},
+		{"dry run", "trace", true, Configured, []string{"GET", "PATCH (dry run)"}},
 	} {
 		mu.Lock()
 		counting, seen = true, nil
 		mu.Unlock()
-		res := mustApply(t, a, cm(step.level))
+		run := a.Apply
+		if step.dryRun {
+			run = a.DryRun
+		}
+		res, err := run(context.Background(), cm(step.level))
+		if err == nil {
+			err = res.Err()
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
 		mu.Lock()
 		counting = false
 		got := slices.Clone(seen)
@@ -828,8 +840,15 @@ func TestRequestsPerObject(t *testing.T) {
 		if diff := cmp.Diff(step.want, got); diff != "" {
 			t.Errorf("%s: requests (-want +got):\n%s", step.name, diff)
 		}
-		if level, _, _ := unstructured.NestedString(o.Live.Object, "data", "level"); level != step.level || o.Live.GetResourceVersion() == "" {
-			t.Errorf("%s: the result's live object has level %q and resourceVersion %q, want %q and the API server's", step.name, level, o.Live.GetResourceVersion(), step.level)
+		after := o.Live
+		if step.dryRun {
+			after = o.DryRun
+			if diff := cmp.Diff([]string{"data.level"}, o.Drift); diff != "" {
+				t.Errorf("%s: drift (-want +got):\n%s", step.name, diff)
+			}
+		}
+		if level, _, _ := unstructured.NestedString(after.Object, "data", "level"); level != step.level || after.GetResourceVersion() == "" {
+			t.Errorf("%s: the result's object after has level %q and resourceVersion %q, want %q and the API server's", step.name, level, after.GetResourceVersion(), step.level)
 		}
 	}
 }
