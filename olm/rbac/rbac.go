@@ -128,6 +128,13 @@ func Forbidden(u User, req Request, d Decision) *apierrors.StatusError {
 // roleRules are the rules of the role ref names; namespace is the binding's (empty for a
 // ClusterRoleBinding). The error is the role lister's NotFound, as the authorizer reports it.
 func (p Policy) roleRules(ref rbacv1.RoleRef, namespace string) ([]rbacv1.PolicyRule, error) {
+	return p.lookupRules(ref, namespace, "role", "clusterrole")
+}
+
+// lookupRules is roleRules with the resource names a missing role's NotFound is worded
+// with: the authorizer's listers say "role" and "clusterrole", the API server's registry
+// the resource of the request it serves.
+func (p Policy) lookupRules(ref rbacv1.RoleRef, namespace, role, clusterRole string) ([]rbacv1.PolicyRule, error) {
 	switch ref.Kind {
 	case "Role":
 		if namespace != "" {
@@ -137,14 +144,14 @@ func (p Policy) roleRules(ref rbacv1.RoleRef, namespace string) ([]rbacv1.Policy
 				}
 			}
 		}
-		return nil, apierrors.NewNotFound(rbacv1.Resource("role"), ref.Name)
+		return nil, apierrors.NewNotFound(rbacv1.Resource(role), ref.Name)
 	case "ClusterRole":
 		for i := range p.ClusterRoles {
 			if r := &p.ClusterRoles[i]; r.Name == ref.Name {
 				return r.Rules, nil
 			}
 		}
-		return nil, apierrors.NewNotFound(rbacv1.Resource("clusterrole"), ref.Name)
+		return nil, apierrors.NewNotFound(rbacv1.Resource(clusterRole), ref.Name)
 	}
 	return nil, fmt.Errorf("unsupported role reference kind: %q", ref.Kind)
 }

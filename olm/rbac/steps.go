@@ -1,8 +1,12 @@
 package rbac
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 )
@@ -104,9 +108,9 @@ type Refusal struct {
 // of kinds this package does not know, are skipped: the controller applies CRDs with its
 // own rights, and refuses unknown kinds for another reason.
 //
-// It does not judge what RBAC's escalation check adds for Roles and bindings (an account
-// may create a Role only with rules it holds, bind only roles it holds): the caller
-// assumes an account that may write RBAC holds what it grants (docs/olm.md).
+// A Role, ClusterRole or binding u may create is also put to RBAC's escalation check
+// (Escalation) against the RBAC of p and of the steps before it, as the API server checks
+// it before it looks for the object.
 func (p Policy) FirstRefused(u User, namespace string, steps []v1alpha1.Step, exists func(v1alpha1.Step) bool) *Refusal {
 	for i, s := range steps {
 		res, ok := stepResources[s.Resource.Kind]
@@ -137,7 +141,56 @@ func (p Policy) FirstRefused(u User, namespace string, steps []v1alpha1.Step, ex
 			if d := p.Authorize(u, req); !d.Allowed {
 				return &Refusal{Step: i, Err: StepError(verb, kind, s.Resource.Name, Forbidden(u, req, d))}
 			}
+			if verb != "create" {
+				continue
+			}
+			obj, err := rbacObject(kind, s.Resource.Manifest, ns)
+			if err == nil && obj != nil {
+				err = p.Escalation(u, ns, obj)
+			}
+			if err != nil {
+				return &Refusal{Step: i, Err: StepError(verb, kind, s.Resource.Name, err)}
+			}
+			p = p.with(obj)
 		}
 	}
 	return nil
+}
+
+// rbacObject decodes the manifest of a step of an RBAC kind, in namespace; nil for other
+// kinds.
+func rbacObject(kind, manifest, namespace string) (any, error) {
+	var obj interface{ SetNamespace(string) }
+	switch kind {
+	case "Role":
+		obj = &rbacv1.Role{}
+	case "RoleBinding":
+		obj = &rbacv1.RoleBinding{}
+	case "ClusterRole":
+		obj = &rbacv1.ClusterRole{}
+	case "ClusterRoleBinding":
+		obj = &rbacv1.ClusterRoleBinding{}
+	default:
+		return nil, nil
+	}
+	if err := json.Unmarshal([]byte(manifest), obj); err != nil {
+		return nil, fmt.Errorf("decode the step's manifest: %w", err)
+	}
+	obj.SetNamespace(namespace)
+	return obj, nil
+}
+
+// with is p and an RBAC object a step created (p's lists are not written to).
+func (p Policy) with(obj any) Policy {
+	switch o := obj.(type) {
+	case *rbacv1.Role:
+		p.Roles = append(slices.Clip(p.Roles), *o)
+	case *rbacv1.RoleBinding:
+		p.RoleBindings = append(slices.Clip(p.RoleBindings), *o)
+	case *rbacv1.ClusterRole:
+		p.ClusterRoles = append(slices.Clip(p.ClusterRoles), *o)
+	case *rbacv1.ClusterRoleBinding:
+		p.ClusterRoleBindings = append(slices.Clip(p.ClusterRoleBindings), *o)
+	}
+	return p
 }

@@ -14,6 +14,13 @@ func step(group, kind, name string) v1alpha1.Step {
 	return v1alpha1.Step{Resource: v1alpha1.StepResource{Group: group, Version: "v1", Kind: kind, Name: name}}
 }
 
+// rbacStep is the step of an RBAC object, with its manifest.
+func rbacStep(kind, name, manifest string) v1alpha1.Step {
+	s := step("rbac.authorization.k8s.io", kind, name)
+	s.Resource.Manifest = manifest
+	return s
+}
+
 // TestFirstRefused: the first step of a plan, in the executor's order, the account may not
 // execute, with the executor's error around the API server's refusal.
 func TestFirstRefused(t *testing.T) {
@@ -22,9 +29,14 @@ func TestFirstRefused(t *testing.T) {
 		step("operators.coreos.com", "ClusterServiceVersion", "a.v1.0.0"),
 		step("apiextensions.k8s.io", "CustomResourceDefinition", "alphas.example.com"),
 		step("", "ServiceAccount", "a-operator"),
-		step("rbac.authorization.k8s.io", "Role", "a.v1.0.0-x"),
+		rbacStep("Role", "a.v1.0.0-x", `{"rules":[{"apiGroups":[""],"resources":["serviceaccounts"],"verbs":["create"]}]}`),
 		step("", "BundleSecret", "creds"),
-		step("rbac.authorization.k8s.io", "ClusterRole", "a.v1.0.0-y"),
+		rbacStep("ClusterRole", "a.v1.0.0-y", `{"rules":[{"apiGroups":[""],"resources":["namespaces"],"verbs":["get"]}]}`),
+	}
+	// The operator's Role and its binding, as OLM makes them from a CSV's permissions.
+	escalating := []v1alpha1.Step{
+		rbacStep("Role", "a.v1.0.0-x", `{"metadata":{"name":"a.v1.0.0-x"},"rules":[{"apiGroups":[""],"resources":["secrets"],"verbs":["get","watch"]}]}`),
+		rbacStep("RoleBinding", "a.v1.0.0-x", `{"metadata":{"name":"a.v1.0.0-x"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"a.v1.0.0-x"},"subjects":[{"kind":"ServiceAccount","name":"a-operator","namespace":"ns"}]}`),
 	}
 	grant := func(rules ...rbacv1.PolicyRule) rbac.Policy {
 		return rbac.Policy{
@@ -35,8 +47,10 @@ func TestFirstRefused(t *testing.T) {
 	create := func(group string, resources ...string) rbacv1.PolicyRule {
 		return rule(l("create"), l(group), resources)
 	}
+	groups := `(groups=["system:serviceaccounts" "system:serviceaccounts:ns" "system:authenticated"])`
 	for _, tc := range []struct {
 		name   string
+		steps  []v1alpha1.Step
 		policy rbac.Policy
 		exists map[string]bool
 		want   *rbac.Refusal
@@ -73,6 +87,27 @@ func TestFirstRefused(t *testing.T) {
 			msg:    `error updating secret: creds: secrets is forbidden: User "system:serviceaccount:ns:installer" cannot create resource "secrets" in API group "" in the namespace "ns"`,
 		},
 		{
+			name:   "a Role granting what the account does not hold",
+			steps:  escalating,
+			policy: grant(create("rbac.authorization.k8s.io", "roles", "rolebindings"), rule(l("get"), l(""), l("secrets"))),
+			want:   &rbac.Refusal{Step: 0},
+			msg: `error creating role a.v1.0.0-x: roles.rbac.authorization.k8s.io "a.v1.0.0-x" is forbidden: user "system:serviceaccount:ns:installer" ` + groups +
+				" is attempting to grant RBAC permissions not currently held:\n" + `{APIGroups:[""], Resources:["secrets"], Verbs:["watch"]}`,
+		},
+		{
+			name:   "a binding of the Role an earlier step made, which the account may escalate but not hold",
+			steps:  escalating,
+			policy: grant(create("rbac.authorization.k8s.io", "roles", "rolebindings"), rule(l("escalate"), l("rbac.authorization.k8s.io"), l("roles"))),
+			want:   &rbac.Refusal{Step: 1},
+			msg: `error creating rolebinding a.v1.0.0-x: rolebindings.rbac.authorization.k8s.io "a.v1.0.0-x" is forbidden: user "system:serviceaccount:ns:installer" ` + groups +
+				" is attempting to grant RBAC permissions not currently held:\n" + `{APIGroups:[""], Resources:["secrets"], Verbs:["get" "watch"]}`,
+		},
+		{
+			name:   "the Role and its binding, held",
+			steps:  escalating,
+			policy: grant(create("rbac.authorization.k8s.io", "roles", "rolebindings"), rule(l("get", "watch"), l(""), l("secrets"))),
+		},
+		{
 			name: "every right",
 			policy: rbac.Policy{
 				ClusterRoles:        []rbacv1.ClusterRole{clusterRole("all", rule(l("*"), l("*"), l("*")))},
@@ -82,6 +117,10 @@ func TestFirstRefused(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			steps := steps
+			if tc.steps != nil {
+				steps = tc.steps
+			}
 			got := tc.policy.FirstRefused(u, "ns", steps, func(s v1alpha1.Step) bool { return tc.exists[s.Resource.Name] })
 			switch {
 			case tc.want == nil && got != nil:

@@ -3,6 +3,7 @@ package installplan_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/olm/rbac"
 	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/olm"
 	"github.com/olmsync/olmsync/reconcile/olm/catalogsource"
@@ -131,6 +133,70 @@ func TestScopedInstall(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "widget.v1.0.0"}, &v1alpha1.ClusterServiceVersion{}); err != nil {
 		t.Errorf("csv: %v", err)
 	}
+}
+
+// TestScopedInstallEscalation: an account that may write everything the plan holds but does
+// not hold the rights the CSV's permissions grant is refused the operator's Role by RBAC's
+// escalation check; the plan stays Installing with OLM's retry message around the API
+// server's words, which are the preview's (rbac.Policy.FirstRefused, given the cluster's RBAC
+// and the plan's own steps), byte for byte. Once the account holds those rights, the plan
+// completes.
+func TestScopedInstallEscalation(t *testing.T) {
+	env := testenv.Get(t)
+	reg := catalogsource.NewRegistry("", resolve.Options{})
+	olmtest.StartManager(t, env, olm.Options{Catalogs: reg, RetryInterval: time.Second})
+	ns := olmtest.NewNamespace(t, env, "escalation")
+	group := ns + ".example.com"
+	olmtest.Create(t, env, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "installer"}})
+	olmtest.Create(t, env, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "installer"},
+		// Every verb on RBAC but escalate and bind, which would let it write any Role.
+		Rules: []rbacv1.PolicyRule{
+			{Verbs: []string{"*"}, Resources: []string{"*"}, APIGroups: []string{"", "apps", "operators.coreos.com"}},
+			{
+				Verbs:     []string{"create", "get", "list", "watch", "update", "patch", "delete"},
+				Resources: []string{"*"}, APIGroups: []string{"rbac.authorization.k8s.io"},
+			},
+		},
+	})
+	olmtest.Create(t, env, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "installer"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "installer"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "installer"}},
+	})
+	scopedGroup(t, env, ns, "installer")
+	configMapCatalog(t, env, ns, group)
+
+	olmtest.Create(t, env, installPlan(ns, "install-widget", v1alpha1.ApprovalAutomatic, "widget.v1.0.0"))
+	ip := waitPlan(t, env, ns, "install-widget", "refused by the escalation check", func(ip *v1alpha1.InstallPlan) error {
+		if ip.Status.Phase != v1alpha1.InstallPlanPhaseInstalling || !strings.Contains(ip.Status.Message, "is attempting to grant RBAC permissions not currently held") {
+			return fmt.Errorf("phase %q, message %q", ip.Status.Phase, ip.Status.Message)
+		}
+		return nil
+	})
+	if !strings.Contains(ip.Status.Message, fmt.Sprintf(`{APIGroups:["%s"], Resources:["widgets"], Verbs:["*"]}`, group)) {
+		t.Errorf("message %q does not name the rule not held", ip.Status.Message)
+	}
+	refusal := olmtest.ClusterRBAC(t, env).FirstRefused(rbac.ServiceAccount(ns, "installer"), ns, ip.Status.Plan, func(s v1alpha1.Step) bool {
+		return s.Status == v1alpha1.StepStatusPresent || s.Status == v1alpha1.StepStatusCreated
+	})
+	if refusal == nil {
+		t.Fatal("the preview's core refuses no step")
+	}
+	if got := "retrying execution due to error: " + refusal.Err.Error(); got != ip.Status.Message {
+		t.Errorf("the preview's core says\n%s\nthe controller's plan\n%s", got, ip.Status.Message)
+	}
+
+	olmtest.Create(t, env, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widgets"},
+		Rules:      []rbacv1.PolicyRule{{Verbs: []string{"*"}, APIGroups: []string{group}, Resources: []string{"widgets"}}},
+	})
+	olmtest.Create(t, env, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widgets"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "widgets"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "installer"}},
+	})
+	waitPlanPhase(t, env, ns, "install-widget", v1alpha1.InstallPlanPhaseComplete)
 }
 
 // TestScopedInstallServiceAccountMissing: an OperatorGroup that manages the namespace but
