@@ -137,16 +137,6 @@ func Render(ctx context.Context, fsys filesys.FileSystem, root string, opts Opti
 	return build(ctx, r, d, opts)
 }
 
-// Build renders the apps of a Discovery made on the same filesystem and root. Apps build in
-// parallel, at most Options.Parallelism at once.
-func Build(ctx context.Context, fsys filesys.FileSystem, root string, d *Discovery, opts Options) (*Result, error) {
-	r, err := newRepo(fsys, root)
-	if err != nil {
-		return nil, err
-	}
-	return build(ctx, r, d, opts)
-}
-
 func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, error) {
 	opts = opts.withDefaults()
 	res := &Result{Config: d.Config, ConfigFile: d.ConfigFile, Method: d.Method, Problems: d.Problems,

@@ -122,16 +122,6 @@ func (r *Reader) Check(data []byte) error {
 	return nil
 }
 
-// CheckJSON counts one JSON value of size bytes starting at line against the limits. A
-// JSON value has no aliases and costs about what it weighs to decode, so only its size
-// is checked.
-func (r *Reader) CheckJSON(size int64, line int) error {
-	if size > r.limits.MaxDocumentBytes {
-		return r.refuse(line, "JSON value of %d bytes; at most %d are read", size, r.limits.MaxDocumentBytes)
-	}
-	return nil
-}
-
 // Check reads data as one whole file under the default limits (see Reader.Check).
 func Check(file string, data []byte) error {
 	return NewReader(file, DefaultLimits).Check(data)

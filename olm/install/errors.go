@@ -50,15 +50,6 @@ func (e *StrategyError) NeedsReinstall() bool {
 	return e.Reason == ReasonDeploymentUpdated || e.Reason == ReasonAnnotationsMissing
 }
 
-// ReasonOf returns the Reason of a *StrategyError in err's chain, "" for any other error.
-func ReasonOf(err error) Reason {
-	var se *StrategyError
-	if errors.As(err, &se) {
-		return se.Reason
-	}
-	return ""
-}
-
 // IsUnrecoverable reports whether err holds a *StrategyError that OLM does not retry.
 func IsUnrecoverable(err error) bool {
 	var se *StrategyError

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/olm/catalog"
 )
@@ -117,12 +115,4 @@ func StepManifest(steps []v1alpha1.Step, s v1alpha1.Step) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// CatalogSourceOf is the lookup's catalog, as a key.
-func CatalogSourceOf(ref *corev1.ObjectReference) CatalogKey {
-	if ref == nil {
-		return CatalogKey{}
-	}
-	return CatalogKey{Name: ref.Name, Namespace: ref.Namespace}
 }
