@@ -14,6 +14,9 @@ TOOLS_DIR := $(CACHE_DIR)/tools
 # Pinned tools, installed through the Go module proxy.
 CONTROLLER_GEN_VERSION := v0.23.0
 GOLANGCI_LINT_VERSION  := v2.15.0
+# deadcode (golang.org/x/tools) finds exported functions nothing calls, tests included,
+# which golangci-lint's unused does not look for.
+DEADCODE_VERSION       := v0.39.0
 OPA_VERSION            := v1.22.2
 # Only `make bench` uses these: BenchmarkCheck compares olmsync with the kustomize CLI and
 # conftest. kustomize v5.8.2 and conftest v0.71.1 are the newest releases that build with Go
@@ -25,6 +28,7 @@ KUSTOMIZE_VERSION      := v5.8.2
 CONFTEST_VERSION       := v0.71.1
 CONTROLLER_GEN := $(TOOLS_DIR)/controller-gen-$(CONTROLLER_GEN_VERSION)/controller-gen
 GOLANGCI_LINT  := $(TOOLS_DIR)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
+DEADCODE       := $(TOOLS_DIR)/deadcode-$(DEADCODE_VERSION)/deadcode
 OPA            := $(TOOLS_DIR)/opa-$(OPA_VERSION)/opa
 HELM           := $(TOOLS_DIR)/helm-$(HELM_VERSION)/helm
 KUSTOMIZE      := $(TOOLS_DIR)/kustomize-$(KUSTOMIZE_VERSION)/kustomize
@@ -144,9 +148,10 @@ test-rego: $(OPA) ## The Rego unit tests (built-in rules and the example user po
 	$(OPA) test policy/
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## go vet and golangci-lint.
+lint: $(GOLANGCI_LINT) $(DEADCODE) ## go vet, golangci-lint, and deadcode (no function called from nowhere, tests included).
 	go vet ./...
 	$(GOLANGCI_LINT) run ./...
+	@dead="$$($(DEADCODE) -test ./...)"; if [ -n "$$dead" ]; then echo "$$dead"; echo "deadcode: the functions above are called from nowhere, tests included"; exit 1; fi
 
 .PHONY: helm-lint
 helm-lint: $(HELM) ## helm lint of charts/olmsync, with the defaults and with every optional object on.
@@ -182,6 +187,9 @@ $(CONTROLLER_GEN):
 
 $(GOLANGCI_LINT):
 	GOBIN=$(@D) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
+$(DEADCODE):
+	GOBIN=$(@D) go install golang.org/x/tools/cmd/deadcode@$(DEADCODE_VERSION)
 
 $(OPA):
 	GOBIN=$(@D) go install github.com/open-policy-agent/opa@$(OPA_VERSION)
