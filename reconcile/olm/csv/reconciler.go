@@ -74,7 +74,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			metrics.ForgetCSV(req.Namespace, req.Name)
-			r.countCSVs(ctx)
 			// A CSV can go without its finalizer running (someone removed it): its copies go too.
 			return reconcile.Result{}, r.deleteCopies(ctx, req.Namespace, req.Name)
 		}
@@ -97,7 +96,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 		if before.Status.Phase != v1alpha1.CSVPhaseReplacing && obj.Status.Phase == v1alpha1.CSVPhaseReplacing {
 			metrics.CSVUpgradeCount.Inc()
 		}
-		r.countCSVs(ctx)
 	}()
 
 	if !obj.DeletionTimestamp.IsZero() {
@@ -201,20 +199,4 @@ func (r *Reconciler) setPhase(obj *v1alpha1.ClusterServiceVersion, t groups.Tran
 	if r.Recorder != nil {
 		r.Recorder.Eventf(obj, nil, eventType, string(t.Reason), string(t.Phase), "%s", t.Message)
 	}
-}
-
-// countCSVs sets csv_count to the number of CSVs that are not copies.
-func (r *Reconciler) countCSVs(ctx context.Context) {
-	var list v1alpha1.ClusterServiceVersionList
-	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
-		log.FromContext(ctx).Error(err, "count csvs")
-		return
-	}
-	n := 0
-	for i := range list.Items {
-		if !groups.IsCopied(&list.Items[i]) {
-			n++
-		}
-	}
-	metrics.CSVCount.Set(float64(n))
 }

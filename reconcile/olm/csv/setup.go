@@ -26,6 +26,7 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	operatorsv2 "github.com/olmsync/olmsync/api/operators/v2"
 	"github.com/olmsync/olmsync/olm/groups"
+	"github.com/olmsync/olmsync/reconcile/olm/metrics"
 )
 
 // The field indexes the controller keeps on CSVs.
@@ -63,6 +64,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := indexer.IndexField(ctx, &v1alpha1.ClusterServiceVersion{}, indexReplaces, replaces); err != nil {
 		return fmt.Errorf("csv controller: index %s: %w", indexReplaces, err)
 	}
+	metrics.CSVCount.CountFrom(mgr.GetCache())
 	ownedByCSV := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.ClusterServiceVersion{})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).

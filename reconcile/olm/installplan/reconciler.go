@@ -21,7 +21,6 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/olm/catalogsource"
-	"github.com/olmsync/olmsync/reconcile/olm/metrics"
 )
 
 // ControllerName names the controller, its logger and the source of its Events.
@@ -107,7 +106,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	obj := &v1alpha1.InstallPlan{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.countPlans(ctx)
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, err
@@ -132,7 +130,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 			return
 		}
 		r.recordPhase(obj, was)
-		r.countPlans(ctx)
 	}()
 
 	next, action := Next(obj)
@@ -360,16 +357,6 @@ func (r *Reconciler) recordPhase(obj *v1alpha1.InstallPlan, was v1alpha1.Install
 		msg += ": " + obj.Status.Message
 	}
 	r.Recorder.Eventf(obj, nil, eventType, string(obj.Status.Phase), "Sync", "%s", msg)
-}
-
-// countPlans sets install_plan_count.
-func (r *Reconciler) countPlans(ctx context.Context) {
-	var list v1alpha1.InstallPlanList
-	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
-		log.FromContext(ctx).Error(err, "count installplans")
-		return
-	}
-	metrics.InstallPlanCount.Set(float64(len(list.Items)))
 }
 
 // plannedBySubscription reports whether a Subscription controller made the plan: it is owned

@@ -134,7 +134,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.collectPlans(ctx, p); err != nil {
 		errs = append(errs, err)
 	}
-	r.countSubscriptions(ctx)
 	if err := kerrors.NewAggregate(errs); err != nil {
 		return reconcile.Result{}, fmt.Errorf("namespace %s: %w", req.Namespace, err)
 	}
@@ -143,16 +142,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		requeue = p.requeue
 	}
 	return reconcile.Result{RequeueAfter: requeue}, nil
-}
-
-// countSubscriptions sets subscription_count from the cache.
-func (r *Reconciler) countSubscriptions(ctx context.Context) {
-	var subs v1alpha1.SubscriptionList
-	if err := r.Client.List(ctx, &subs, client.UnsafeDisableDeepCopy); err != nil {
-		log.FromContext(ctx).Error(err, "count subscriptions")
-		return
-	}
-	metrics.SubscriptionCount.Set(float64(len(subs.Items)))
 }
 
 // read lists what the pass decides from. A namespace without Subscriptions has nothing to do.
