@@ -3,6 +3,7 @@ package olmtest
 import (
 	"context"
 	"reflect"
+	"sync"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -23,4 +24,41 @@ func (c *StaleCache) Get(ctx context.Context, key client.ObjectKey, obj client.O
 		return nil
 	}
 	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+// APIReads is a reader straight from the API server (a controller's APIReader) that counts
+// the Gets and Lists it passes on, by the type of object read: a test holds a controller to
+// reading an object from its cache with it.
+type APIReads struct {
+	client.Reader
+	mu     sync.Mutex
+	counts map[reflect.Type]int
+}
+
+// Get counts the read and passes it on.
+func (r *APIReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	r.count(obj)
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
+
+// List counts the read and passes it on.
+func (r *APIReads) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	r.count(list)
+	return r.Reader.List(ctx, list, opts...)
+}
+
+func (r *APIReads) count(obj any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.counts == nil {
+		r.counts = map[reflect.Type]int{}
+	}
+	r.counts[reflect.TypeOf(obj)]++
+}
+
+// Of is how many reads of obj's type (an object or a list) were passed on.
+func (r *APIReads) Of(obj any) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.counts[reflect.TypeOf(obj)]
 }

@@ -18,7 +18,10 @@ import (
 
 // TestSecondGroupGoneAfterAStaleRead: a namespace with two groups has MultipleOperatorGroup
 // on them; the sync that the removal of one wakes runs before the cache holds that status
-// write, and must still remove the condition from the group left.
+// write. Its status patch, the difference from the copy before the condition, would not
+// remove the condition: it must be refused, and the sync once the cache holds the write
+// removes the condition from the group left. The group is read from the cache, never from
+// the API server.
 func TestSecondGroupGoneAfterAStaleRead(t *testing.T) {
 	env := testenv.Get(t)
 	ctx := context.Background()
@@ -38,10 +41,9 @@ func TestSecondGroupGoneAfterAStaleRead(t *testing.T) {
 	if err := env.Client.Get(ctx, key, stale); err != nil {
 		t.Fatal(err)
 	}
-	r := &operatorgroup.Reconciler{
-		Client:    &olmtest.StaleCache{Client: env.Client, Stale: stale},
-		APIReader: env.Client,
-	}
+	lagging := &olmtest.StaleCache{Client: env.Client, Stale: stale}
+	reads := &olmtest.APIReads{Reader: env.Client}
+	r := &operatorgroup.Reconciler{Client: lagging, APIReader: reads}
 	og := syncAndGet(t, env, r, key)
 	if !apimeta.IsStatusConditionTrue(og.Status.Conditions, operatorsv1.MultipleOperatorGroupCondition) {
 		t.Fatalf("conditions %+v with two groups in the namespace, want %s", og.Status.Conditions, operatorsv1.MultipleOperatorGroupCondition)
@@ -50,12 +52,20 @@ func TestSecondGroupGoneAfterAStaleRead(t *testing.T) {
 	if err := env.Client.Delete(ctx, second); err != nil {
 		t.Fatal(err)
 	}
+	got := syncAndGet(t, env, r, key)
+	if got.ResourceVersion != og.ResourceVersion && apimeta.FindStatusCondition(got.Status.Conditions, operatorsv1.MultipleOperatorGroupCondition) != nil {
+		t.Errorf("the sync from the copy before the condition wrote a status that keeps it: %+v", got.Status.Conditions)
+	}
+	lagging.Stale = nil
 	og = syncAndGet(t, env, r, key)
 	if c := apimeta.FindStatusCondition(og.Status.Conditions, operatorsv1.MultipleOperatorGroupCondition); c != nil {
 		t.Errorf("condition %+v with one group left, want none", c)
 	}
 	if len(og.Status.Namespaces) != 1 || og.Status.Namespaces[0] != ns {
 		t.Errorf("namespaces %v, want [%s]", og.Status.Namespaces, ns)
+	}
+	if n := reads.Of(&operatorsv1.OperatorGroup{}); n > 0 {
+		t.Errorf("%d reads of the group from the API server, want none (the cache)", n)
 	}
 }
 
