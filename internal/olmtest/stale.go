@@ -10,11 +10,24 @@ import (
 
 // StaleCache is a client whose cache lags behind the API server, as a manager's cache does
 // until the watch delivers the latest writes: Get of the object named like Stale, of Stale's
-// type, returns a copy of Stale. Everything else goes to Client. A test sets Stale to the
-// copy the cache is to hold; nil reads through.
+// type, returns a copy of Stale, and List into a list of the type of one of StaleLists
+// returns a copy of that one (whatever the options). Everything else goes to Client. A test
+// sets Stale and StaleLists to what the cache is to hold; nil reads through.
 type StaleCache struct {
 	client.Client
-	Stale client.Object
+	Stale      client.Object
+	StaleLists []client.ObjectList
+}
+
+// List returns a copy of the StaleLists entry of list's type, and asks Client otherwise.
+func (c *StaleCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	for _, l := range c.StaleLists {
+		if reflect.TypeOf(l) == reflect.TypeOf(list) {
+			reflect.ValueOf(list).Elem().Set(reflect.ValueOf(l.DeepCopyObject()).Elem())
+			return nil
+		}
+	}
+	return c.Client.List(ctx, list, opts...)
 }
 
 // Get returns a copy of Stale for its key and type, and asks Client for anything else.
