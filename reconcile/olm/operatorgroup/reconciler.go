@@ -354,7 +354,14 @@ func (r *Reconciler) pruneProvidedAPIs(ctx context.Context, og *operatorsv1.Oper
 	base := og.DeepCopy()
 	updated := og.DeepCopy()
 	updated.Annotations[operatorsv1.OperatorGroupProvidedAPIsAnnotationKey] = prune.ProvidedAPIs
-	if err := r.Client.Patch(ctx, updated, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+	err := r.Client.Patch(ctx, updated, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+	switch {
+	case apierrors.IsConflict(err):
+		// The group changed since read (the cache lagging, or a CSV adding its APIs): the
+		// newer version's event syncs it again; its status patch is refused too.
+		log.FromContext(ctx).V(1).Info("operatorgroup changed since read; not pruning from a stale view")
+		return true, nil
+	case err != nil:
 		return false, fmt.Errorf("prune %s: %w", operatorsv1.OperatorGroupProvidedAPIsAnnotationKey, err)
 	}
 	og.ResourceVersion = updated.ResourceVersion

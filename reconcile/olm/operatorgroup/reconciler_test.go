@@ -117,3 +117,37 @@ func syncAndGet(t *testing.T, env *testenv.Env, r *operatorgroup.Reconciler, key
 	}
 	return og
 }
+
+// TestPruneFromAStaleRead: a group lists an API in olm.providedAPIs that no CSV of its
+// namespace provides. A sync from a copy older than the group (the cache lagging behind a
+// label someone added) prunes nothing and fails nothing — the newer version's event syncs
+// the group again — and the sync from the current copy prunes the API.
+func TestPruneFromAStaleRead(t *testing.T) {
+	env := testenv.Get(t)
+	ctx := context.Background()
+	ns := olmtest.NewNamespace(t, env, "stale-prune")
+	key := client.ObjectKey{Namespace: ns, Name: "og"}
+	olmtest.Create(t, env, &operatorsv1.OperatorGroup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "og",
+			Annotations: map[string]string{operatorsv1.OperatorGroupProvidedAPIsAnnotationKey: "Gone.v1.gone.example.com"}},
+		Spec: operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{ns}},
+	})
+	stale := &operatorsv1.OperatorGroup{}
+	if err := env.Client.Get(ctx, key, stale); err != nil {
+		t.Fatal(err)
+	}
+	newer := stale.DeepCopy()
+	newer.Labels = map[string]string{"example.com/team": "a"}
+	if err := env.Client.Update(ctx, newer); err != nil {
+		t.Fatal(err)
+	}
+	lagging := &olmtest.StaleCache{Client: env.Client, Stale: stale}
+	r := &operatorgroup.Reconciler{Client: lagging, APIReader: env.Client}
+	if og := syncAndGet(t, env, r, key); og.ResourceVersion != newer.ResourceVersion {
+		t.Errorf("the sync from the stale copy wrote the group: %+v", og)
+	}
+	lagging.Stale = nil
+	if og := syncAndGet(t, env, r, key); og.Annotations[operatorsv1.OperatorGroupProvidedAPIsAnnotationKey] != "" {
+		t.Errorf("%s = %q, want the API no CSV provides pruned", operatorsv1.OperatorGroupProvidedAPIsAnnotationKey, og.Annotations[operatorsv1.OperatorGroupProvidedAPIsAnnotationKey])
+	}
+}
