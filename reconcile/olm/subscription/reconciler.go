@@ -176,11 +176,14 @@ func (r *Reconciler) read(ctx context.Context, p *pass) error {
 	p.subs, p.plans, p.csvs = subs.Items, ips.Items, csvs.Items
 	behind, err := r.cacheBehind(ctx, p)
 	if err != nil || behind {
-		p.stale, p.stop = behind, true
+		// Nothing is decided or written from this view, not even after an error.
+		p.stale, p.stop = true, true
 		return err
 	}
 	r.forgetDeleted(p.namespace, subs.Items)
 	if len(subs.Items) == 0 {
+		// Nothing to do: no plan of the namespace is collected for Subscriptions it has not.
+		p.subs, p.plans, p.csvs = nil, nil, nil
 		p.stop = true
 		return nil
 	}

@@ -2,6 +2,7 @@ package subscription_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -88,5 +89,34 @@ func TestNoSecondPlanFromAStaleView(t *testing.T) {
 		if n := reads.Of(list); n > 0 {
 			t.Errorf("%d lists of %T from the API server, want none (the cache)", n, list)
 		}
+	}
+}
+
+// TestNoSubscriptionsNoCollection: a namespace without Subscriptions holds more InstallPlans
+// than a namespace keeps (written by hand, or left by deleted Subscriptions): a pass over it
+// deletes none of them.
+func TestNoSubscriptionsNoCollection(t *testing.T) {
+	env := testenv.Get(t)
+	ctx := context.Background()
+	ns := olmtest.NewNamespace(t, env, "no-subs")
+	olmtest.OwnGroup(t, env, ns)
+	for i := range subscription.MaxInstallPlans + 1 {
+		olmtest.Create(t, env, &v1alpha1.InstallPlan{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("by-hand-%d", i)},
+			Spec: v1alpha1.InstallPlanSpec{ClusterServiceVersionNames: []string{"d.v1.0.0"}, Approval: v1alpha1.ApprovalManual,
+				Generation: i + 1},
+		})
+	}
+	r := &subscription.Reconciler{Client: env.Client, APIReader: env.Client, Catalogs: fixtureCatalogs{},
+		Recorder: events.NewFakeRecorder(100)}
+	if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns}}); err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+	var plans v1alpha1.InstallPlanList
+	if err := env.Client.List(ctx, &plans, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(plans.Items) != subscription.MaxInstallPlans+1 {
+		t.Errorf("%d plans left of %d, want all of them", len(plans.Items), subscription.MaxInstallPlans+1)
 	}
 }
