@@ -57,13 +57,16 @@ type Catalogs interface {
 type Reconciler struct {
 	// Client reads through the manager's cache and writes.
 	Client client.Client
-	// APIReader reads straight from the API server what the cache's view of a namespace
-	// lacks. A pass reads the namespace from the cache, but decides only from a view that
-	// holds what the passes before wrote (a plan, the reference to it: written, Behind) and
-	// the CSV of each Complete plan (the InstallPlan controller's): from an older view it
-	// would make a second plan for the same resolution, or take a Complete plan whose CSV the
-	// cache does not show yet for a deleted CSV. Such a pass stops; the event of what the
-	// view lacks queues the namespace again.
+	// APIReader reads the namespace's Subscriptions straight from the API server, and what
+	// the cache's view of its InstallPlans and CSVs lacks. The Subscriptions are resolved
+	// together: a pass that sees one of two applied together resolves it without the other's
+	// constraints (an upgrade the other forbids). The plans and CSVs are read from the
+	// cache, but a pass decides only from a view that holds the plans the passes before
+	// wrote (written, Behind) and the CSV of each Complete plan (the InstallPlan
+	// controller's): from an older view it would make a second plan for the same
+	// resolution, or take a Complete plan whose CSV the cache does not show yet for a
+	// deleted CSV. Such a pass stops; the event of what the view lacks queues the namespace
+	// again.
 	APIReader client.Reader
 	Catalogs  Catalogs
 	Recorder  events.EventRecorder
@@ -157,12 +160,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: requeue}, nil
 }
 
-// read lists what the pass decides from, from the cache, and stops the pass when the cache
-// does not show what it must (cacheBehind). A namespace without Subscriptions has nothing to
-// do.
+// read lists what the pass decides from — the Subscriptions from the API server, the rest
+// from the cache — and stops the pass when the cache does not show what it must
+// (cacheBehind). A namespace without Subscriptions has nothing to do.
 func (r *Reconciler) read(ctx context.Context, p *pass) error {
 	var subs v1alpha1.SubscriptionList
-	if err := r.Client.List(ctx, &subs, client.InNamespace(p.namespace)); err != nil {
+	if err := r.APIReader.List(ctx, &subs, client.InNamespace(p.namespace)); err != nil {
 		return err
 	}
 	var ips v1alpha1.InstallPlanList
@@ -443,9 +446,12 @@ func (r *Reconciler) createPlans(ctx context.Context, p *pass) error {
 	return nil
 }
 
-// writeStatus writes the status of every Subscription the pass changed, under the
-// resourceVersion read: a Subscription changed since (the cache lagging behind someone
-// else's write) is left to the pass its event queues.
+// writeStatus writes the status of every Subscription the pass changed. The patch carries
+// no resourceVersion: only this controller writes a Subscription's status, and the pass's
+// view holds its last writes (Behind), so the difference is from the status as written; a
+// change of the spec or metadata meanwhile must not make the write fail — a plan this pass
+// created would be left without its reference, and once Complete no pass would take it
+// back (ReusablePlan takes only a plan still running).
 func (r *Reconciler) writeStatus(ctx context.Context, p *pass) error {
 	var errs []error
 	for i := range p.subs {
@@ -454,12 +460,10 @@ func (r *Reconciler) writeStatus(ctx context.Context, p *pass) error {
 		if equality.Semantic.DeepEqual(p.before[i].Status, s.Status) {
 			continue
 		}
-		err := r.Client.Status().Patch(ctx, s, client.MergeFromWithOptions(&p.before[i], client.MergeFromWithOptimisticLock{}))
+		err := r.Client.Status().Patch(ctx, s, client.MergeFrom(&p.before[i]))
 		switch {
 		case err == nil:
 			r.wrote(p.namespace, v1alpha1.SubscriptionKind, s)
-		case apierrors.IsConflict(err):
-			log.FromContext(ctx).V(1).Info("subscription changed since read; its event queues the namespace again", "subscription", s.Name)
 		case !apierrors.IsNotFound(err):
 			errs = append(errs, fmt.Errorf("write status of subscription %s: %w", s.Name, err))
 		}
