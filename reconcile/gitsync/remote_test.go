@@ -3,7 +3,6 @@ package gitsync_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -116,8 +115,11 @@ current-context: x
 		t.Fatal(err)
 	}
 	olmtest.Eventually(t, "the Sync gone", func() error {
-		if _, err := getSync(env, s); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there (%v)", err)
+		switch _, err := getSync(env, s); {
+		case err == nil:
+			return errors.New("still there")
+		case !apierrors.IsNotFound(err):
+			return err
 		}
 		return nil
 	})
