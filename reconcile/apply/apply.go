@@ -416,6 +416,9 @@ func (a *Applier) waitForCRDs(ctx context.Context, stage []*unstructured.Unstruc
 	crds := slices.DeleteFunc(slices.Clone(stage), func(o *unstructured.Unstructured) bool {
 		return o.GroupVersionKind().GroupKind() != (schema.GroupKind{Group: crdGroup, Kind: "CustomResourceDefinition"})
 	})
+	if len(crds) == 0 {
+		return nil // most stages: no poller to build
+	}
 	poller := polling.NewStatusPoller(a.Client, a.Client.RESTMapper(), polling.Options{})
 	rm := ssa.NewResourceManager(a.Client, poller, fieldOwner)
 	err := rm.WaitForSetWithContext(ctx, object.UnstructuredSetToObjMetadataSet(crds), ssa.WaitOptions{
