@@ -113,11 +113,16 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	msgs := make([]string, 0, len(e.Failed))
-	for _, f := range e.Failed {
-		msgs = append(msgs, f.Message)
+	return failedFor("apply", e.Failed, func(r ObjectResult) string { return r.Message })
+}
+
+// failedFor is the message of an *Error or a *PruneError: how many objects failed, and why.
+func failedFor[T any](verb string, failed []T, message func(T) string) string {
+	msgs := make([]string, 0, len(failed))
+	for _, f := range failed {
+		msgs = append(msgs, message(f))
 	}
-	return fmt.Sprintf("apply failed for %d object(s): %s", len(e.Failed), strings.Join(msgs, "; "))
+	return fmt.Sprintf("%s failed for %d object(s): %s", verb, len(failed), strings.Join(msgs, "; "))
 }
 
 // Applier applies and prunes the objects of one Sync.
@@ -167,13 +172,7 @@ const DefaultCRDTimeout = 30 * time.Second
 // will bring. A kind nobody installs then shows as WaitingForCRD next to the
 // Subscriptions' own health, rather than as a failure that the next reconcile would clear.
 func PromisedBy(objs []*unstructured.Unstructured) func(schema.GroupKind) bool {
-	subscribed := false
-	for _, o := range objs {
-		if o.GroupVersionKind().GroupKind() == (schema.GroupKind{Group: olmGroup, Kind: "Subscription"}) {
-			subscribed = true
-			break
-		}
-	}
+	subscribed := slices.ContainsFunc(objs, func(o *unstructured.Unstructured) bool { return kindOf(o) == subscriptionKind })
 	return func(schema.GroupKind) bool { return subscribed }
 }
 
@@ -181,12 +180,11 @@ func PromisedBy(objs []*unstructured.Unstructured) func(schema.GroupKind) bool {
 func renderedKinds(objs []*unstructured.Unstructured) map[schema.GroupKind]bool {
 	out := map[schema.GroupKind]bool{}
 	for _, o := range objs {
-		if o.GroupVersionKind().GroupKind() != (schema.GroupKind{Group: crdGroup, Kind: "CustomResourceDefinition"}) {
-			continue
+		if kindOf(o) == crdKind {
+			group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+			kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+			out[schema.GroupKind{Group: group, Kind: kind}] = true
 		}
-		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
-		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
-		out[schema.GroupKind{Group: group, Kind: kind}] = true
 	}
 	return out
 }
@@ -233,8 +231,7 @@ func (a *Applier) run(ctx context.Context, objs []*unstructured.Unstructured, dr
 		}
 		if failed {
 			for _, obj := range stage {
-				st, _ := StageOf(obj.GroupVersionKind().GroupKind())
-				res.Objects = append(res.Objects, ObjectResult{Entry: inventory.EntryOf(obj), Stage: st, Action: Skipped,
+				res.Objects = append(res.Objects, ObjectResult{Entry: inventory.EntryOf(obj), Stage: stageOf(obj), Action: Skipped,
 					Message: fmt.Sprintf("%s not applied: an earlier stage failed", inventory.EntryOf(obj))})
 			}
 			continue
@@ -268,8 +265,7 @@ func (a *Applier) applyStage(ctx context.Context, stage []*unstructured.Unstruct
 	g.SetLimit(limit)
 	for i, obj := range stage {
 		g.Go(func() error {
-			st, _ := StageOf(obj.GroupVersionKind().GroupKind())
-			out[i] = a.applyOne(ctx, obj, st, promised, dryRun)
+			out[i] = a.applyOne(ctx, obj, stageOf(obj), promised, dryRun)
 			return nil
 		})
 	}
@@ -281,7 +277,8 @@ func (a *Applier) applyStage(ctx context.Context, stage []*unstructured.Unstruct
 // dry run first, compared with the live object as Flux compares it (ssa's normalisation,
 // with driftIgnoreRules), and a real apply only when they differ; an
 // immutable field is recreated under Force or ForceAnnotation, and the field managers of
-// kubectl's client-side apply are handed over to olmsync's, as Flux does.
+// kubectl's client-side apply are handed over to olmsync's, as Flux does. In a dry run it
+// says what the apply would do, writing nothing.
 func (a *Applier) applyOne(ctx context.Context, obj *unstructured.Unstructured, stage Stage, promised func(schema.GroupKind) bool, dryRun bool) ObjectResult {
 	entry := inventory.EntryOf(obj)
 	out := ObjectResult{Entry: entry, Stage: stage}
@@ -304,80 +301,64 @@ func (a *Applier) applyOne(ctx context.Context, obj *unstructured.Unstructured, 
 	labels[olmsyncv1alpha1.SyncNamespaceLabel] = a.Owner.Namespace
 	desired.SetLabels(labels)
 
-	// ssa's own read and the API server's answers are what the result needs (the live
-	// object before, the object after), so the recorder keeps them instead of reading the
-	// object again: a changed object costs a read, a dry run and the apply.
-	seen := &recorder{Client: a.Client}
-	if dryRun {
-		return a.diffOne(ctx, seen, out, desired)
-	}
-	change, err := manager(seen).Apply(ctx, desired, a.applyOptions())
-	if err != nil {
-		return failedResult(out, err)
-	}
-	live := seen.live
-	if change.Action == ssa.UnchangedAction {
-		out.Action, out.Live = Unchanged, live
-		return out
-	}
-	if seen.applied == nil {
-		return failedResult(out, errors.New("the API server's answer to the apply was not seen"))
-	}
-	out.Live = seen.applied
+	change, before, after, err := a.write(ctx, desired, dryRun)
 	switch {
-	case live == nil:
-		out.Action = Created
+	case err != nil:
+		return failedResult(out, err)
+	case before == nil:
+		out.Action, out.Live = Created, after
 		out.Message = fmt.Sprintf("%s created", entry)
+		return out
+	case change.Action == ssa.UnchangedAction:
+		out.Action, out.Live = Unchanged, before
+		return out
 	case change.Action == ssa.CreatedAction:
-		out.Action, out.Drift = Configured, []string{"an immutable field"}
+		out.Drift = []string{"an immutable field"}
 		out.Message = fmt.Sprintf("%s recreated: an immutable field changed", entry)
+		if dryRun {
+			out.Message = fmt.Sprintf("%s would be recreated: an immutable field changed", entry)
+		}
 	default:
-		out.Action, out.Drift = Configured, Drift(live, seen.applied)
-		out.Message = fmt.Sprintf("%s configured: %s differed from Git", entry, describeDrift(out.Drift))
+		// An apply that changed only who manages the fields (kubectl's handed over) changed none.
+		out.Drift = Drift(before, after)
+		out.Message = fmt.Sprintf("%s configured: %s differed from Git", entry, cmp.Or(strings.Join(out.Drift, ", "), "its field managers"))
+	}
+	out.Action, out.Live = Configured, after
+	if dryRun {
+		out.Live, out.DryRun = before, after
 	}
 	return out
 }
 
-// diffOne is applyOne's dry run: what the apply would do, writing nothing. For a changed
-// object the result holds both sides, as ssa's Diff gives them (ignored fields left out,
-// a Secret's values masked).
-func (a *Applier) diffOne(ctx context.Context, seen *recorder, out ObjectResult, desired *unstructured.Unstructured) ObjectResult {
-	change, before, after, err := manager(seen).Diff(ctx, desired.DeepCopy(), ssa.DiffOptions{
+// write hands desired to ssa: Apply, or in a dry run Diff. before is the object as the
+// API server held it (nil when there was none), after as it holds it after the apply, or
+// would in a dry run (nil when nothing was written). ssa returns neither, so both come from
+// the API server's answers to ssa's own read and write (a recorder) instead of reading the
+// object again: a changed object costs a read, a dry run and the apply.
+func (a *Applier) write(ctx context.Context, desired *unstructured.Unstructured, dryRun bool) (change *ssa.ChangeSetEntry, before, after *unstructured.Unstructured, err error) {
+	seen := &recorder{Client: a.Client}
+	if !dryRun {
+		change, err = manager(seen).Apply(ctx, desired, a.applyOptions())
+		if err == nil && change.Action != ssa.UnchangedAction && seen.applied == nil {
+			err = errors.New("the API server's answer to the apply was not seen")
+		}
+		return change, seen.live, seen.applied, err
+	}
+	change, before, after, err = manager(seen).Diff(ctx, desired.DeepCopy(), ssa.DiffOptions{
 		Force: a.Force, ForceSelector: forceSelector, DriftIgnoreRules: driftIgnoreRules,
 	})
 	switch {
-	case seen.readErr != nil:
-		return failedResult(out, seen.readErr)
+	case seen.readErr != nil: // which ssa's Diff drops
+		return nil, nil, nil, seen.readErr
 	case seen.live == nil:
-		// Whatever the dry run said: its namespace may be one this dry run creates too.
-		out.Action = Created
-		out.Message = fmt.Sprintf("%s created", out.Entry)
-		return out
+		// Created, whatever the dry run said: its namespace may be one this dry run creates too.
+		return change, nil, nil, nil
 	case err != nil:
-		return failedResult(out, err)
+		return nil, nil, nil, err
+	case change.Action == ssa.ConfiguredAction:
+		return change, before, after, nil // ssa's sides: ignored fields left out, a Secret's values masked
 	}
-	out.Live = seen.live
-	switch change.Action {
-	case ssa.UnchangedAction:
-		out.Action = Unchanged
-	case ssa.CreatedAction:
-		out.Action, out.Drift, out.DryRun = Configured, []string{"an immutable field"}, desired
-		out.Message = fmt.Sprintf("%s would be recreated: an immutable field changed", out.Entry)
-	default:
-		out.Action, out.Drift = Configured, Drift(before, after)
-		out.Live, out.DryRun = before, after
-		out.Message = fmt.Sprintf("%s configured: %s differed from Git", out.Entry, describeDrift(out.Drift))
-	}
-	return out
-}
-
-// describeDrift names the fields that differ; an apply that changed only who manages
-// the fields (kubectl's managers handed over) changed none of them.
-func describeDrift(fields []string) string {
-	if len(fields) == 0 {
-		return "its field managers"
-	}
-	return strings.Join(fields, ", ")
+	return change, seen.live, desired, nil // unchanged, or to be recreated: ssa's Diff gives neither side
 }
 
 // forceSelector is Flux's per-object force: an object annotated
@@ -410,25 +391,18 @@ func failedResult(out ObjectResult, err error) ObjectResult {
 }
 
 // waitForCRDs waits, with Flux's kstatus wait, until every CRD of the stage is established,
-// or the timeout passes: the custom resources of a CRD still not established then wait,
-// and the next reconcile looks again.
+// or the timeout passes — no error: the custom resources of a CRD still not established
+// then wait, and the next reconcile looks again.
 func (a *Applier) waitForCRDs(ctx context.Context, stage []*unstructured.Unstructured) error {
-	crds := slices.DeleteFunc(slices.Clone(stage), func(o *unstructured.Unstructured) bool {
-		return o.GroupVersionKind().GroupKind() != (schema.GroupKind{Group: crdGroup, Kind: "CustomResourceDefinition"})
-	})
+	crds := slices.DeleteFunc(slices.Clone(stage), func(o *unstructured.Unstructured) bool { return kindOf(o) != crdKind })
 	if len(crds) == 0 {
 		return nil // most stages: no poller to build
 	}
-	poller := polling.NewStatusPoller(a.Client, a.Client.RESTMapper(), polling.Options{})
-	rm := ssa.NewResourceManager(a.Client, poller, fieldOwner)
-	err := rm.WaitForSetWithContext(ctx, object.UnstructuredSetToObjMetadataSet(crds), ssa.WaitOptions{
+	rm := ssa.NewResourceManager(a.Client, polling.NewStatusPoller(a.Client, a.Client.RESTMapper(), polling.Options{}), fieldOwner)
+	_ = rm.WaitForSetWithContext(ctx, object.UnstructuredSetToObjMetadataSet(crds), ssa.WaitOptions{
 		Interval: 100 * time.Millisecond, Timeout: cmp.Or(a.CRDTimeout, DefaultCRDTimeout),
 	})
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	_ = err // not established in time: their custom resources wait
-	return nil
+	return ctx.Err()
 }
 
 // fieldOwner is olmsync's field manager, as ssa names it.

@@ -648,9 +648,13 @@ func TestPruneDeletesInstalledCSV(t *testing.T) {
 		delete bool
 		shared bool
 		want   PruneAction // of the CSV; "" for no result
+		// The CSV's message after ClusterServiceVersion "<ns>/etcd.v0.9.4" of Subscription
+		// "<ns>/etcd", in a dry run and for real.
+		dryMsg, msg string
 	}{
-		{name: "deleted with its Subscription", delete: true, want: Deleted},
-		{name: "kept while another Subscription refers to it", delete: true, shared: true, want: Kept},
+		{name: "deleted with its Subscription", delete: true, want: Deleted, dryMsg: " would be deleted", msg: " deleted"},
+		{name: "kept while another Subscription refers to it", delete: true, shared: true, want: Kept,
+			dryMsg: ` kept: Subscription "etcd-2" refers to it too`, msg: ` kept: Subscription "etcd-2" refers to it too`},
 		{name: "kept when the Sync keeps operators", delete: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -700,11 +704,15 @@ func TestPruneDeletesInstalledCSV(t *testing.T) {
 					t.Fatal(err)
 				}
 				var got PruneAction
+				wantMsg := fmt.Sprintf(`ClusterServiceVersion "%s/etcd.v0.9.4" of Subscription "%s/etcd"`, ns, ns) + map[bool]string{true: tc.dryMsg, false: tc.msg}[dry]
 				for _, r := range results {
 					if r.Entry.Kind == "ClusterServiceVersion" {
 						got = r.Action
 						if r.With == nil || r.With.Name != "etcd" || r.Entry.Namespace != ns || r.Entry.Name != "etcd.v0.9.4" {
 							t.Errorf("CSV result %+v does not name the CSV and its Subscription", r)
+						}
+						if r.Message != wantMsg {
+							t.Errorf("dry run %t: the CSV's message %q, want %q", dry, r.Message, wantMsg)
 						}
 					}
 				}

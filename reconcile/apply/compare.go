@@ -8,23 +8,14 @@ import (
 
 	"github.com/fluxcd/pkg/ssa/jsondiff"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
-
-// fieldPath is a path into an object, one map key a segment.
-type fieldPath []string
 
 // serverFields are written by the API server on every write; they differ between any two
 // reads and say nothing about drift. status is never Git's to set: OLM and the other
 // controllers own it.
-var serverFields = []fieldPath{
-	{"metadata", "managedFields"},
-	{"metadata", "resourceVersion"},
-	{"metadata", "generation"},
-	{"metadata", "creationTimestamp"},
-	{"metadata", "uid"},
-	{"metadata", "selfLink"},
-	{"status"},
+var serverFields = []string{
+	"/metadata/managedFields", "/metadata/resourceVersion", "/metadata/generation",
+	"/metadata/creationTimestamp", "/metadata/uid", "/metadata/selfLink", "/status",
 }
 
 // driftIgnoreRules are the fields OLM rewrites after whoever set them, as ssa's drift-ignore
@@ -61,10 +52,8 @@ var ignored = func() jsondiff.CompiledIgnoreRules {
 // from the live object, as dotted paths, sorted; nil when they match. Server-written
 // metadata, status and the fields OLM rewrites (driftIgnoreRules) are left out.
 func Drift(live, dryRun *unstructured.Unstructured) []string {
-	gk := live.GroupVersionKind().GroupKind()
-	a, b := comparable(live.Object, gk), comparable(dryRun.Object, gk)
 	var out []string
-	diffPaths(a, b, nil, &out)
+	diffPaths(Normalized(live), Normalized(dryRun), nil, &out)
 	slices.Sort(out)
 	return out
 }
@@ -73,33 +62,22 @@ func Drift(live, dryRun *unstructured.Unstructured) []string {
 // metadata, status and the fields OLM rewrites (driftIgnoreRules), so that a rendering of two
 // objects shows what Drift counted and nothing else.
 func Normalized(obj *unstructured.Unstructured) map[string]any {
-	return comparable(obj.Object, obj.GroupVersionKind().GroupKind())
-}
-
-func comparable(obj map[string]any, gk schema.GroupKind) map[string]any {
-	c := runtimeDeepCopy(obj)
-	for _, p := range serverFields {
-		unstructured.RemoveNestedField(c, p...)
-	}
-	u := &unstructured.Unstructured{Object: c}
+	c := obj.DeepCopy()
+	remove := jsondiff.GenerateRemovePatch(serverFields...)
 	for sel, paths := range ignored {
-		if sel.MatchUnstructured(u) {
-			// Removing a path the object does not have is no error here.
-			_ = jsondiff.ApplyPatchToUnstructured(u, jsondiff.GenerateRemovePatch(paths...))
+		if sel.MatchUnstructured(c) {
+			remove = append(remove, jsondiff.GenerateRemovePatch(paths...)...)
 		}
 	}
-	c = u.Object
+	// Removing a path the object does not have is no error there.
+	_ = jsondiff.ApplyPatchToUnstructured(c, remove)
 	// Removing the last annotation or label leaves an empty map where the other side has none.
-	for _, p := range []fieldPath{{"metadata", "annotations"}, {"metadata", "labels"}} {
-		if m, found, _ := unstructured.NestedMap(c, p...); found && len(m) == 0 {
-			unstructured.RemoveNestedField(c, p...)
+	for _, field := range []string{"annotations", "labels"} {
+		if m, found, _ := unstructured.NestedMap(c.Object, "metadata", field); found && len(m) == 0 {
+			unstructured.RemoveNestedField(c.Object, "metadata", field)
 		}
 	}
-	return c
-}
-
-func runtimeDeepCopy(obj map[string]any) map[string]any {
-	return (&unstructured.Unstructured{Object: obj}).DeepCopy().Object
+	return c.Object
 }
 
 // diffPaths walks two decoded objects side by side; maps are compared key by key, anything

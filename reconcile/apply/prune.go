@@ -1,11 +1,9 @@
 package apply
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -42,8 +40,6 @@ type PruneResult struct {
 	Message string
 	// With is, for the CSV of a pruned Subscription, that Subscription.
 	With *inventory.Entry
-
-	installedCSV string
 }
 
 // PruneError says which objects could not be deleted.
@@ -52,11 +48,7 @@ type PruneError struct {
 }
 
 func (e *PruneError) Error() string {
-	msgs := make([]string, 0, len(e.Failed))
-	for _, f := range e.Failed {
-		msgs = append(msgs, f.Message)
-	}
-	return fmt.Sprintf("prune failed for %d object(s): %s", len(e.Failed), strings.Join(msgs, "; "))
+	return failedFor("prune", e.Failed, func(r PruneResult) string { return r.Message })
 }
 
 // Prune deletes the stale entries (inventory.Inventory.Stale, which only a complete
@@ -78,25 +70,21 @@ func (a *Applier) DryRunPrune(ctx context.Context, stale []inventory.Entry) ([]P
 
 func (a *Applier) prune(ctx context.Context, stale []inventory.Entry, dryRun bool) ([]PruneResult, error) {
 	var out []PruneResult
-	var failed []PruneResult
 	for _, e := range pruneOrder(stale) {
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		r := a.pruneOne(ctx, e, dryRun)
+		r, deleted := a.pruneOne(ctx, e, e.String(), dryRun, a.keep)
 		out = append(out, r)
-		if r.Action == PruneFailed {
-			failed = append(failed, r)
+		if deleted == nil || !a.DeleteInstalledCSVs || e.GroupKind() != subscriptionKind {
+			continue
 		}
-		if r.Action == Deleted && a.DeleteInstalledCSVs && r.installedCSV != "" {
-			c := a.pruneInstalledCSV(ctx, e, r.installedCSV, dryRun)
-			out = append(out, c)
-			if c.Action == PruneFailed {
-				failed = append(failed, c)
-			}
+		// Read before it went: the CSV its operator runs as.
+		if csv, _, _ := unstructured.NestedString(deleted.Object, "status", "installedCSV"); csv != "" {
+			out = append(out, a.pruneInstalledCSV(ctx, e, csv, dryRun))
 		}
 	}
-	if len(failed) > 0 {
+	if failed := slices.DeleteFunc(slices.Clone(out), func(r PruneResult) bool { return r.Action != PruneFailed }); len(failed) > 0 {
 		return out, &PruneError{Failed: failed}
 	}
 	return out, nil
@@ -106,70 +94,67 @@ func (a *Applier) prune(ctx context.Context, stale []inventory.Entry, dryRun boo
 // stage cluster RBAC, then CRDs, then Namespaces. Entries of one kind keep their order.
 func pruneOrder(stale []inventory.Entry) []inventory.Entry {
 	ordered := slices.Clone(stale)
-	slices.SortStableFunc(ordered, func(x, y inventory.Entry) int {
-		sx, rx := StageOf(x.GroupKind())
-		sy, ry := StageOf(y.GroupKind())
-		return cmp.Or(cmp.Compare(sy, sx), cmp.Compare(ry, rx))
-	})
+	slices.SortStableFunc(ordered, func(x, y inventory.Entry) int { return byStage(y.GroupKind(), x.GroupKind()) })
 	return ordered
 }
 
-func (a *Applier) pruneOne(ctx context.Context, e inventory.Entry, dryRun bool) PruneResult {
+// keep says why a stale object must stay: it no longer carries this Sync's labels, or it
+// opts out of prune.
+func (a *Applier) keep(live *unstructured.Unstructured) (string, error) {
+	labels := live.GetLabels()
+	if labels[olmsyncv1alpha1.SyncNameLabel] != a.Owner.Name || labels[olmsyncv1alpha1.SyncNamespaceLabel] != a.Owner.Namespace {
+		return fmt.Sprintf("its labels no longer name Sync %s", a.Owner), nil
+	}
+	if live.GetAnnotations()[olmsyncv1alpha1.PruneAnnotation] == olmsyncv1alpha1.PruneDisabled {
+		return fmt.Sprintf("%s is %q", olmsyncv1alpha1.PruneAnnotation, olmsyncv1alpha1.PruneDisabled), nil
+	}
+	return "", nil
+}
+
+// pruneOne deletes the object of entry e (what names it in messages) unless it is gone,
+// being deleted already, or keep says why it must stay; only the very object that was read
+// (a UID precondition). It returns the object it deleted, nil when it deleted none.
+func (a *Applier) pruneOne(ctx context.Context, e inventory.Entry, what string, dryRun bool, keep func(*unstructured.Unstructured) (string, error)) (PruneResult, *unstructured.Unstructured) {
+	result := func(action PruneAction, format string, args ...any) PruneResult {
+		return PruneResult{Entry: e, Action: action, Message: fmt.Sprintf(format, args...)}
+	}
 	live := e.Object()
 	err := a.Client.Get(ctx, client.ObjectKeyFromObject(live), live)
 	switch {
 	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
 		// A kind no longer served (its CRD was pruned first) has no objects left either.
-		return PruneResult{Entry: e, Action: Gone, Message: fmt.Sprintf("%s was already gone", e)}
+		return result(Gone, "%s was already gone", what), nil
 	case err != nil:
-		return PruneResult{Entry: e, Action: PruneFailed, Message: fmt.Sprintf("read %s: %v", e, err)}
+		return result(PruneFailed, "read %s: %v", what, err), nil
 	}
-	labels := live.GetLabels()
-	if labels[olmsyncv1alpha1.SyncNameLabel] != a.Owner.Name || labels[olmsyncv1alpha1.SyncNamespaceLabel] != a.Owner.Namespace {
-		return PruneResult{Entry: e, Action: Kept, Message: fmt.Sprintf("%s kept: its labels no longer name Sync %s", e, a.Owner)}
+	switch why, err := keep(live); {
+	case err != nil:
+		return result(PruneFailed, "%s: %v", what, err), nil
+	case why != "":
+		return result(Kept, "%s kept: %s", what, why), nil
+	case live.GetDeletionTimestamp() != nil:
+		return result(Deleted, "%s is being deleted", what), nil
 	}
-	if live.GetAnnotations()[olmsyncv1alpha1.PruneAnnotation] == olmsyncv1alpha1.PruneDisabled {
-		return PruneResult{Entry: e, Action: Kept, Message: fmt.Sprintf("%s kept: %s is %q", e, olmsyncv1alpha1.PruneAnnotation, olmsyncv1alpha1.PruneDisabled)}
-	}
-	if live.GetDeletionTimestamp() != nil {
-		return PruneResult{Entry: e, Action: Deleted, Message: fmt.Sprintf("%s is being deleted", e)}
-	}
-	r := a.deleteLive(ctx, e, live, dryRun)
-	if e.GroupKind() == subscriptionKind {
-		// Read before it goes: the CSV its operator runs as.
-		r.installedCSV, _, _ = unstructured.NestedString(live.Object, "status", "installedCSV")
-	}
-	return r
-}
-
-// deleteLive deletes the very object that was read (a UID precondition).
-func (a *Applier) deleteLive(ctx context.Context, e inventory.Entry, live *unstructured.Unstructured, dryRun bool) PruneResult {
 	uid := live.GetUID()
 	opts := []client.DeleteOption{client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid}}
 	if dryRun {
 		opts = append(opts, client.DryRunAll)
 	}
-	err := a.Client.Delete(ctx, live, opts...)
+	err = a.Client.Delete(ctx, live, opts...)
 	switch {
 	case apierrors.IsNotFound(err):
-		return PruneResult{Entry: e, Action: Gone, Message: fmt.Sprintf("%s was already gone", e)}
+		return result(Gone, "%s was already gone", what), nil
 	case apierrors.IsConflict(err):
 		// The UID precondition failed: the object was deleted and created again since it
 		// was read. The new one is not known to be ours; the next reconcile looks again.
-		return PruneResult{Entry: e, Action: Kept, Message: fmt.Sprintf("%s kept: it was replaced while being pruned", e)}
+		return result(Kept, "%s kept: it was replaced while being pruned", what), nil
 	case err != nil:
-		return PruneResult{Entry: e, Action: PruneFailed, Message: fmt.Sprintf("delete %s: %v", e, err)}
+		return result(PruneFailed, "delete %s: %v", what, err), nil
+	case dryRun:
+		return result(Deleted, "%s would be deleted", what), live
 	}
-	if dryRun {
-		return PruneResult{Entry: e, Action: Deleted, Message: fmt.Sprintf("%s would be deleted", e)}
-	}
-	return PruneResult{Entry: e, Action: Deleted, Message: fmt.Sprintf("%s deleted", e)}
+	return result(Deleted, "%s deleted", what), live
 }
-
-var (
-	subscriptionKind = schema.GroupKind{Group: olmGroup, Kind: "Subscription"}
-	csvVersion       = "v1alpha1"
-)
 
 // pruneInstalledCSV deletes the CSV a pruned Subscription had installed, so that the
 // operator goes with the Subscription that brought it (OLM keeps it; OLM's own cleanup
@@ -178,36 +163,22 @@ var (
 // refers to it. The CSV goes after its Subscription: were it first, the Subscription
 // would install it again.
 func (a *Applier) pruneInstalledCSV(ctx context.Context, sub inventory.Entry, name string, dryRun bool) PruneResult {
-	e := inventory.Entry{Namespace: sub.Namespace, Name: name, Group: olmGroup, Kind: "ClusterServiceVersion", Version: csvVersion}
-	with := sub
-	result := func(action PruneAction, format string, args ...any) PruneResult {
-		return PruneResult{Entry: e, With: &with, Action: action, Message: fmt.Sprintf(format, args...)}
-	}
-	live := e.Object()
-	err := a.Client.Get(ctx, client.ObjectKeyFromObject(live), live)
-	switch {
-	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
-		return result(Gone, "%s of %s was already gone", e, sub)
-	case err != nil:
-		return result(PruneFailed, "read %s of %s: %v", e, sub, err)
-	}
-	subs := &unstructured.UnstructuredList{}
-	subs.SetGroupVersionKind(schema.GroupVersionKind{Group: olmGroup, Version: csvVersion, Kind: "SubscriptionList"})
-	if err := a.Client.List(ctx, subs, client.InNamespace(sub.Namespace)); err != nil {
-		return result(PruneFailed, "list the Subscriptions beside %s: %v", e, err)
-	}
-	for _, other := range subs.Items {
-		installed, _, _ := unstructured.NestedString(other.Object, "status", "installedCSV")
-		current, _, _ := unstructured.NestedString(other.Object, "status", "currentCSV")
-		if other.GetName() != sub.Name && other.GetDeletionTimestamp() == nil && (installed == name || current == name) {
-			return result(Kept, "%s kept: Subscription %q refers to it too", e, other.GetName())
+	e := inventory.Entry{Namespace: sub.Namespace, Name: name, Group: olmGroup, Kind: "ClusterServiceVersion", Version: "v1alpha1"}
+	r, _ := a.pruneOne(ctx, e, fmt.Sprintf("%s of %s", e, sub), dryRun, func(*unstructured.Unstructured) (string, error) {
+		subs := &unstructured.UnstructuredList{}
+		subs.SetGroupVersionKind(schema.GroupVersionKind{Group: olmGroup, Version: "v1alpha1", Kind: "SubscriptionList"})
+		if err := a.Client.List(ctx, subs, client.InNamespace(sub.Namespace)); err != nil {
+			return "", fmt.Errorf("list the Subscriptions beside it: %w", err)
 		}
-	}
-	if live.GetDeletionTimestamp() != nil {
-		return result(Deleted, "%s is being deleted", e)
-	}
-	r := a.deleteLive(ctx, e, live, dryRun)
-	r.With = &with
-	r.Message += " with " + sub.String()
+		for _, other := range subs.Items {
+			installed, _, _ := unstructured.NestedString(other.Object, "status", "installedCSV")
+			current, _, _ := unstructured.NestedString(other.Object, "status", "currentCSV")
+			if other.GetName() != sub.Name && other.GetDeletionTimestamp() == nil && (installed == name || current == name) {
+				return fmt.Sprintf("Subscription %q refers to it too", other.GetName()), nil
+			}
+		}
+		return "", nil
+	})
+	r.With = &sub
 	return r
 }

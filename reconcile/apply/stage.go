@@ -42,13 +42,25 @@ const (
 	crdGroup  = "apiextensions.k8s.io"
 )
 
+var (
+	crdKind          = schema.GroupKind{Group: crdGroup, Kind: "CustomResourceDefinition"}
+	subscriptionKind = schema.GroupKind{Group: olmGroup, Kind: "Subscription"}
+)
+
+func kindOf(o *unstructured.Unstructured) schema.GroupKind { return o.GroupVersionKind().GroupKind() }
+
+func stageOf(o *unstructured.Unstructured) Stage {
+	s, _ := StageOf(kindOf(o))
+	return s
+}
+
 // StageOf is the stage of a kind, and its rank within the stage (Namespaces before CRDs
 // before cluster RBAC, as kubectl and Flux order them).
 func StageOf(gk schema.GroupKind) (Stage, int) {
 	switch gk {
 	case schema.GroupKind{Kind: "Namespace"}:
 		return StageClusterSetup, 0
-	case schema.GroupKind{Group: crdGroup, Kind: "CustomResourceDefinition"}:
+	case crdKind:
 		return StageClusterSetup, 1
 	case schema.GroupKind{Group: rbacGroup, Kind: "ClusterRole"}:
 		return StageClusterSetup, 2
@@ -58,32 +70,30 @@ func StageOf(gk schema.GroupKind) (Stage, int) {
 		return StageOLMSetup, 0
 	case schema.GroupKind{Group: olmGroup, Kind: "CatalogSource"}:
 		return StageOLMSetup, 1
-	case schema.GroupKind{Group: olmGroup, Kind: "Subscription"}:
+	case subscriptionKind:
 		return StageSubscriptions, 0
 	}
 	return StageRest, 0
 }
 
+// byStage orders kinds as they are applied: by stage, then by rank within the stage.
+func byStage(x, y schema.GroupKind) int {
+	sx, rx := StageOf(x)
+	sy, ry := StageOf(y)
+	return cmp.Or(cmp.Compare(sx, sy), cmp.Compare(rx, ry))
+}
+
 // Staged splits objects into the stages, in stage order; within a stage objects keep
 // their order but for the rank of their kind. Empty stages are left out.
 func Staged(objs []*unstructured.Unstructured) [][]*unstructured.Unstructured {
-	type ranked struct {
-		obj   *unstructured.Unstructured
-		stage Stage
-		rank  int
-	}
-	all := make([]ranked, 0, len(objs))
-	for _, o := range objs {
-		s, r := StageOf(o.GroupVersionKind().GroupKind())
-		all = append(all, ranked{o, s, r})
-	}
-	slices.SortStableFunc(all, func(a, b ranked) int { return cmp.Or(cmp.Compare(a.stage, b.stage), cmp.Compare(a.rank, b.rank)) })
+	sorted := slices.Clone(objs)
+	slices.SortStableFunc(sorted, func(x, y *unstructured.Unstructured) int { return byStage(kindOf(x), kindOf(y)) })
 	var out [][]*unstructured.Unstructured
-	for i, r := range all {
-		if i == 0 || all[i-1].stage != r.stage {
+	for i, o := range sorted {
+		if i == 0 || stageOf(sorted[i-1]) != stageOf(o) {
 			out = append(out, nil)
 		}
-		out[len(out)-1] = append(out[len(out)-1], r.obj)
+		out[len(out)-1] = append(out[len(out)-1], o)
 	}
 	return out
 }
