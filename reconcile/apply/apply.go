@@ -12,6 +12,7 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/utils"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -224,12 +225,11 @@ func (a *Applier) run(ctx context.Context, objs []*unstructured.Unstructured, dr
 	rendered := renderedKinds(objs)
 	promisedOrRendered := func(gk schema.GroupKind) bool { return rendered[gk] || promised(gk) }
 	res := &Result{DryRun: dryRun}
-	failed := false
 	for _, stage := range Staged(objs) {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		if failed {
+		if len(res.With(Failed)) > 0 {
 			for _, obj := range stage {
 				res.Objects = append(res.Objects, ObjectResult{Entry: inventory.EntryOf(obj), Stage: stageOf(obj), Action: Skipped,
 					Message: fmt.Sprintf("%s not applied: an earlier stage failed", inventory.EntryOf(obj))})
@@ -237,20 +237,11 @@ func (a *Applier) run(ctx context.Context, objs []*unstructured.Unstructured, dr
 			continue
 		}
 		res.Objects = append(res.Objects, a.applyStage(ctx, stage, promisedOrRendered, dryRun)...)
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		if len(res.With(Failed)) > 0 {
-			failed = true
-			continue
-		}
-		if !dryRun {
-			if err := a.waitForCRDs(ctx, stage); err != nil {
-				return res, err
-			}
+		if !dryRun && len(res.With(Failed)) == 0 {
+			a.waitForCRDs(ctx, stage)
 		}
 	}
-	return res, nil
+	return res, ctx.Err()
 }
 
 // applyStage applies the objects of one stage, Concurrency at a time; the results keep
@@ -384,25 +375,32 @@ func (a *Applier) applyOptions() ssa.ApplyOptions {
 	return opts
 }
 
+// failedResult says why the object failed, naming it once: ssa's errors begin with the
+// object in Flux's form (Kind/namespace/name), which gives way to olmsync's.
 func failedResult(out ObjectResult, err error) ObjectResult {
 	out.Action, out.Reason, out.Live = Failed, olmsyncv1alpha1.ApplyFailedReason, nil
-	out.Message = fmt.Sprintf("%s: %v", out.Entry, err)
+	e := out.Entry
+	flux := utils.FmtObjMetadata(object.ObjMetadata{Namespace: e.Namespace, Name: e.Name, GroupKind: e.GroupKind()})
+	if rest, ok := strings.CutPrefix(err.Error(), flux+" "); ok {
+		out.Message = fmt.Sprintf("%s %s", e, rest)
+	} else {
+		out.Message = fmt.Sprintf("%s: %v", e, err)
+	}
 	return out
 }
 
 // waitForCRDs waits, with Flux's kstatus wait, until every CRD of the stage is established,
-// or the timeout passes — no error: the custom resources of a CRD still not established
-// then wait, and the next reconcile looks again.
-func (a *Applier) waitForCRDs(ctx context.Context, stage []*unstructured.Unstructured) error {
+// the timeout passes (the custom resources of a CRD still not established then wait, and
+// the next reconcile looks again) or the context ends (which Apply then returns).
+func (a *Applier) waitForCRDs(ctx context.Context, stage []*unstructured.Unstructured) {
 	crds := slices.DeleteFunc(slices.Clone(stage), func(o *unstructured.Unstructured) bool { return kindOf(o) != crdKind })
 	if len(crds) == 0 {
-		return nil // most stages: no poller to build
+		return // most stages: no poller to build
 	}
 	rm := ssa.NewResourceManager(a.Client, polling.NewStatusPoller(a.Client, a.Client.RESTMapper(), polling.Options{}), fieldOwner)
 	_ = rm.WaitForSetWithContext(ctx, object.UnstructuredSetToObjMetadataSet(crds), ssa.WaitOptions{
 		Interval: 100 * time.Millisecond, Timeout: cmp.Or(a.CRDTimeout, DefaultCRDTimeout),
 	})
-	return ctx.Err()
 }
 
 // fieldOwner is olmsync's field manager, as ssa names it.

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -378,9 +379,7 @@ func TestCustomResourceWaitsForTheOperatorsCRD(t *testing.T) {
 	if err := a.Client.Create(context.Background(), crdObj); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.waitForCRDs(context.Background(), []*unstructured.Unstructured{crdObj}); err != nil {
-		t.Fatal(err)
-	}
+	a.waitForCRDs(context.Background(), []*unstructured.Unstructured{crdObj})
 	res = mustApply(t, a, objs)
 	if got := res.With(Created); len(got) != 1 || got[0].Entry.Kind != "Gizmo" {
 		t.Errorf("after the CRD arrived: %v, want the Gizmo created", actions(res))
@@ -437,8 +436,14 @@ func TestFailedStageHoldsBackTheNext(t *testing.T) {
 	if diff := cmp.Diff(want, actions(res)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if msg := res.With(Failed)[0].Message; !strings.Contains(msg, "targetNamespaces") {
+	msg := res.With(Failed)[0].Message
+	if !strings.Contains(msg, "targetNamespaces") {
 		t.Errorf("failure message %q does not name the field", msg)
+	}
+	// The object is named once, as olmsync names objects everywhere, then what failed as
+	// ssa says it; not a second time in Flux's form (Kind/namespace/name).
+	if want := fmt.Sprintf(`OperatorGroup "%s/og" dry-run failed: `, ns); !strings.HasPrefix(msg, want) || strings.Contains(msg, "OperatorGroup/"+ns) {
+		t.Errorf("failure message %q, want it to begin %q and name the object once", msg, want)
 	}
 }
 
@@ -858,5 +863,33 @@ func TestRequestsPerObject(t *testing.T) {
 		if level, _, _ := unstructured.NestedString(after.Object, "data", "level"); level != step.level || after.GetResourceVersion() == "" {
 			t.Errorf("%s: the result's object after has level %q and resourceVersion %q, want %q and the API server's", step.name, level, after.GetResourceVersion(), step.level)
 		}
+	}
+}
+
+// TestContextEnds: Apply returns the context's error when it ends, before any stage or
+// during the last one, with the results it has; it is the only error Apply returns.
+func TestContextEnds(t *testing.T) {
+	env := testenv.Get(t)
+	ns := uniqueNS("ctxends")
+	objs := []*unstructured.Unstructured{
+		obj(t, fmt.Sprintf(`{apiVersion: v1, kind: Namespace, metadata: {name: %s}}`, ns)),
+		obj(t, fmt.Sprintf(`{apiVersion: nowhere.example.com/v1, kind: Ghost, metadata: {name: g, namespace: %s}}`, ns)),
+	}
+
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	a := newApplier(t, env, "platform")
+	res, err := a.Apply(ended, objs)
+	if !errors.Is(err, context.Canceled) || len(res.Objects) != 0 {
+		t.Errorf("an ended context: %v, %v; want context.Canceled and nothing tried", actions(res), err)
+	}
+
+	// The Ghost's kind is not served; asking whether it is promised ends the context.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a.Promised = func(schema.GroupKind) bool { cancel(); return true }
+	res, err = a.Apply(ctx, objs)
+	if !errors.Is(err, context.Canceled) || len(res.Objects) != 2 || res.Objects[1].Action != Waiting {
+		t.Errorf("a context ended in the last stage: %v, %v; want both results and context.Canceled", actions(res), err)
 	}
 }
