@@ -52,7 +52,10 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-GO_TEST_FLAGS ?= -race -count=1
+# -timeout: go test's default (10m a package) is near what the envtest packages take under
+# -race on a loaded 2-core machine (reconcile/gitsync took 6m42s in CI); a package that runs
+# past it panics with every goroutine's stack instead of failing a test.
+GO_TEST_FLAGS ?= -race -count=1 -timeout 30m
 # The dashboard's browser test (dashboard/browser_test.go): Debian's chromium, driven by
 # playwright-core from the npm registry, installed from the lockfile with npm ci (no
 # browser download). `make browser-deps` installs both; the test fails without them
