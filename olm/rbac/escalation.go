@@ -29,9 +29,9 @@ func (p Policy) Escalation(u User, namespace string, obj any) error {
 	}
 	switch o := obj.(type) {
 	case *rbacv1.Role:
-		return p.grants(u, "roles", namespace, o.Name, o.Rules)
+		return p.grants(u, "roles", namespace, o.Name, o.Rules, false)
 	case *rbacv1.ClusterRole:
-		return p.grants(u, "clusterroles", "", o.Name, o.Rules)
+		return p.grants(u, "clusterroles", "", o.Name, o.Rules, o.AggregationRule != nil && len(o.AggregationRule.ClusterRoleSelectors) > 0)
 	case *rbacv1.RoleBinding:
 		return p.binds(u, "rolebindings", namespace, o.Name, o.RoleRef)
 	case *rbacv1.ClusterRoleBinding:
@@ -41,13 +41,29 @@ func (p Policy) Escalation(u User, namespace string, obj any) error {
 }
 
 // grants is the check on a Role or ClusterRole (RoleEscalationAuthorized, then
-// ConfirmNoEscalation). The "escalate" request is a create's: it names no object.
-func (p Policy) grants(u User, resource, namespace, name string, rules []rbacv1.PolicyRule) error {
+// ConfirmNoEscalation). The "escalate" request is a create's: it names no object. A
+// ClusterRole that aggregates others can gather any rule, so it also takes every right
+// (the clusterrole storage's fullAuthority).
+func (p Policy) grants(u User, resource, namespace, name string, rules []rbacv1.PolicyRule, aggregates bool) error {
 	if p.Authorize(u, Request{Verb: "escalate", Group: rbacv1.GroupName, Resource: resource, Namespace: namespace}).Allowed {
 		return nil
 	}
-	return p.confirmNoEscalation(u, resource, namespace, name, rules)
+	if err := p.confirmNoEscalation(u, resource, namespace, name, rules); err != nil || !aggregates {
+		return err
+	}
+	owner, _ := p.rulesFor(u, namespace, resource)
+	if covered, _ := validation.Covers(owner, fullAuthority); !covered {
+		return apierrors.NewForbidden(rbacv1.Resource(resource), name, errors.New("must have cluster-admin privileges to use the aggregationRule"))
+	}
+	return nil
 }
+
+// fullAuthority is every right: any verb on any resource of any group, and on any URL.
+var fullAuthority = []rbacv1.PolicyRule{
+	{Verbs: []string{rbacv1.VerbAll}, APIGroups: []string{rbacv1.APIGroupAll}, Resources: []string{rbacv1.ResourceAll}},
+	{Verbs: []string{rbacv1.VerbAll}, NonResourceURLs: []string{rbacv1.NonResourceAll}},
+}
+
 
 // binds is the check on a binding (BindingAuthorized, then ConfirmNoEscalation on the
 // rules of the role it binds, read as the registry reads them: a role that does not exist

@@ -26,7 +26,8 @@ type escalationCase struct {
 
 // escalationManifests: in namespace ns, the ServiceAccount installer may write RBAC and holds
 // get and list on ConfigMaps (and bindings to a Role and a ClusterRole that do not exist);
-// escalator may also escalate Roles, binder may bind the ClusterRole big.
+// escalator may also escalate Roles, binder may bind the ClusterRole big, aggregator may
+// write RBAC and escalate ClusterRoles (and holds nothing else).
 func escalationManifests(ns string) string {
 	return fmt.Sprintf(`
 apiVersion: rbac.authorization.k8s.io/v1
@@ -43,6 +44,20 @@ subjects:
 - {kind: ServiceAccount, namespace: %[1]s, name: installer}
 - {kind: ServiceAccount, namespace: %[1]s, name: escalator}
 - {kind: ServiceAccount, namespace: %[1]s, name: binder}
+- {kind: ServiceAccount, namespace: %[1]s, name: aggregator}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: %[1]s-escalate-clusterroles}
+rules:
+- {apiGroups: [rbac.authorization.k8s.io], resources: [clusterroles], verbs: [escalate]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: %[1]s-escalate-clusterroles}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %[1]s-escalate-clusterroles}
+subjects:
+- {kind: ServiceAccount, namespace: %[1]s, name: aggregator}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
@@ -133,7 +148,19 @@ func escalationCases(ns string) []escalationCase {
 		{"a role not held, by one who may escalate", "escalator", objRole("escalated", rule(l("*"), l(""), l("secrets")))},
 		{"a binding of a role not held, by one who may bind it", "binder", bindTo("bound", "ClusterRole", ns+"-big")},
 		{"a binding not held, by one who may bind another", "binder", bindTo("other", "Role", "escalate")},
+		// An aggregationRule can gather any rule, so it takes every right ("*" on "*.*" and
+		// on every URL), whatever the role's own rules.
+		{"an aggregated cluster role with no rules of its own", "installer", aggregated(ns + "-aggregated")},
+		{"an aggregated cluster role, by one who may escalate cluster roles", "aggregator", aggregated(ns + "-aggregated")},
 	}
+}
+
+// aggregated is a ClusterRole with no rules of its own that aggregates the roles labelled
+// for it.
+func aggregated(name string) *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, AggregationRule: &rbacv1.AggregationRule{
+		ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"aggregate-to": name}}},
+	}}
 }
 
 // TestEscalationIsTheAPIServers: for each write, Policy.Escalation, given the cluster's RBAC,
