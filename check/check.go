@@ -38,6 +38,10 @@ type Options struct {
 	// its input: with Render.Cache, what lets a pull request's base and head share the
 	// work on everything the change leaves alone.
 	PolicyCache *policy.FindingsCache
+	// PolicyCompiled, when set, keeps the rules compiled by the digest of their sources:
+	// checks of the same rules (the reconciler's of every Sync and revision, a pull
+	// request's base and head) compile them once.
+	PolicyCompiled *policy.CompileCache
 	// PolicyTimeout bounds each evaluation of the rules over one cluster (the built-in
 	// rules together, each package of users' rules on its own); zero means
 	// policy.DefaultTimeout. A user's rule that runs past it is a problem naming the rule

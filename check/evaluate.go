@@ -86,6 +86,7 @@ func (ev *evaluation) engine(ctx context.Context, user []policy.PolicySource) (*
 		Now:      ev.opts.Now,
 		Timeout:  ev.opts.PolicyTimeout,
 		Cache:    ev.opts.PolicyCache,
+		Compiled: ev.opts.PolicyCompiled,
 	})
 }
 

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-
-	"github.com/open-policy-agent/opa/v1/ast"
 )
 
 // FindingsCache keeps the findings of one cluster by the digest of the rules and of the
@@ -50,18 +48,6 @@ func (c *FindingsCache) put(key string, v []Violation) {
 	c.mu.Lock()
 	c.entries[key] = slices.Clone(v)
 	c.mu.Unlock()
-}
-
-// fingerprintOf is the digest of the compiled modules, canonically printed.
-func fingerprintOf(modules map[string]*ast.Module) string {
-	h := sha256.New()
-	for _, name := range sortedKeys(modules) {
-		h.Write([]byte(name))
-		h.Write([]byte{0})
-		h.Write([]byte(modules[name].String()))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // findingsKey is the digest of the engine's rules and a completed input; "" when there is

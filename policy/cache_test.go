@@ -1,7 +1,10 @@
 package policy
 
 import (
+	"context"
+	"fmt"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -43,4 +46,74 @@ func TestFindingsCache(t *testing.T) {
 	if cache.Hits.Load() != 1 {
 		t.Errorf("other rules used cached findings: %d hits", cache.Hits.Load())
 	}
+}
+
+// TestCompileCache: engines made with one CompileCache from the same rule files share one
+// compilation, and evaluate as a fresh engine does; a byte changed in a rule file is a
+// miss that evaluates the changed rule (a kept compilation of other bytes is never used);
+// a rule that fails to compile is not kept; the oldest of more than MaxCompiled sets goes.
+func TestCompileCache(t *testing.T) {
+	rules := func(msg string) PolicySource {
+		return PolicySource{Root: "rules", FS: fstest.MapFS{"cm.rego": {Data: []byte(`package team.cm
+
+deny contains {"rule": "TEAM001", "msg": "` + msg + `", "object": entry} if {
+	some app in input.apps
+	some entry in app.objects
+	entry.object.kind == "ConfigMap"
+}
+`)}}}
+	}
+	in := cluster("", individualApp("one", "ns", entry(configMap("ns", "c"), "cm.yaml", 1)))
+	messages := func(e *Engine) []string {
+		var out []string
+		for _, v := range evaluate(t, e, in) {
+			if v.Rule == "TEAM001" {
+				out = append(out, v.Message)
+			}
+		}
+		return out
+	}
+	cache := NewCompileCache()
+	count := func(what string, hits, misses int64) {
+		t.Helper()
+		if cache.Hits.Load() != hits || cache.Misses.Load() != misses {
+			t.Fatalf("%s: %d hits, %d misses; want %d, %d", what, cache.Hits.Load(), cache.Misses.Load(), hits, misses)
+		}
+	}
+
+	first := newEngine(t, Options{Compiled: cache, Policies: []PolicySource{rules("old")}})
+	count("first engine", 0, 1)
+	second := newEngine(t, Options{Compiled: cache, Policies: []PolicySource{rules("old")}})
+	count("same rules again", 1, 1)
+	if first.compiled != second.compiled {
+		t.Error("the second engine compiled the same rules again")
+	}
+	want := evaluate(t, newEngine(t, Options{Policies: []PolicySource{rules("old")}}), in)
+	if diff := cmp.Diff(want, evaluate(t, second, in)); diff != "" {
+		t.Errorf("an engine of kept rules differs from a fresh one (-fresh +kept):\n%s", diff)
+	}
+
+	changed := newEngine(t, Options{Compiled: cache, Policies: []PolicySource{rules("new")}})
+	count("one byte changed", 1, 2)
+	if got := messages(changed); !cmp.Equal(got, []string{"new"}) {
+		t.Errorf("after the rule changed: %q, want the new message", got)
+	}
+	if got := messages(newEngine(t, Options{Compiled: cache})); len(got) != 0 {
+		t.Errorf("the built-in rules alone found %q: the user's rule was kept with them", got)
+	}
+	count("built-in rules alone", 1, 3)
+
+	broken := PolicySource{Root: "rules", FS: fstest.MapFS{"b.rego": {Data: []byte("package b\n\ndeny contains x if { x := undefined_function(1) }\n")}}}
+	for range 2 {
+		if _, err := New(context.Background(), Options{Compiled: cache, Policies: []PolicySource{broken}}); err == nil {
+			t.Fatal("a rule calling an undefined function compiled")
+		}
+	}
+	count("a broken rule, twice", 1, 5)
+
+	for i := range MaxCompiled {
+		newEngine(t, Options{Compiled: cache, Policies: []PolicySource{rules(fmt.Sprintf("fill %d", i))}})
+	}
+	newEngine(t, Options{Compiled: cache, Policies: []PolicySource{rules("old")}})
+	count("the oldest set again after MaxCompiled others", 1, 5+MaxCompiled+1)
 }

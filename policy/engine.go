@@ -24,6 +24,9 @@ type Options struct {
 	// Cache, when set, keeps each cluster's findings by the digest of the rules and its
 	// input (check --base evaluates the base and the head with one cache).
 	Cache *FindingsCache
+	// Compiled, when set, keeps the compiled rules by the digest of their sources, for
+	// every Engine made with it (the reconciler makes one per Sync and revision).
+	Compiled *CompileCache
 	// Timeout bounds each evaluation over one cluster: of the built-in rules together,
 	// and of each package of users' rules on its own, so that a rule that runs past it is
 	// named. Zero means DefaultTimeout; a negative value, no deadline.
@@ -35,17 +38,15 @@ type Options struct {
 // apps, 5,000 objects), and a rule is an error, not a wait.
 const DefaultTimeout = 5 * time.Second
 
-// Engine evaluates the built-in rules and users' rules. It compiles them once, in New, and
-// is safe to use from several goroutines.
+// Engine evaluates the built-in rules and users' rules. It compiles them once, in New (or
+// takes them compiled from a CompileCache), and is safe to use from several goroutines.
 type Engine struct {
-	queries []ruleQuery
-	rules   []Rule
+	*compiled
 	waivers []Waiver
 	now     func() time.Time
 	timeout time.Duration
-	// cache and fingerprint (the digest of the compiled rules) reuse findings.
-	cache       *FindingsCache
-	fingerprint string
+	// cache reuses findings, keyed with the compiled rules' fingerprint.
+	cache *FindingsCache
 }
 
 // ruleQuery is one prepared query: the built-in rules together (so that the helpers'
@@ -70,65 +71,81 @@ type binding struct {
 // prepares the query that evaluates them. A rule that does not parse or compile is a
 // *PolicyError naming its file and line; an unusable waiver wraps ErrInvalidWaiver.
 func New(ctx context.Context, opts Options) (*Engine, error) {
-	builtin, problems := parseFolder(PolicySource{Root: builtinRoot, FS: builtinFS}, false)
+	var user []regoFile
+	var problems []Problem
+	for _, src := range opts.Policies {
+		files, probs := readFolder(src, false)
+		user, problems = append(user, files...), append(problems, probs...)
+	}
 	if len(problems) > 0 {
-		return nil, &PolicyError{Problems: problems}
+		_, more := parseUserFiles(user) // a file that cannot be read does not hide another's errors
+		return nil, &PolicyError{Problems: append(problems, more...)}
 	}
-	user, problems := parseUserFolders(opts.Policies)
-	if len(problems) > 0 {
-		return nil, &PolicyError{Problems: problems}
-	}
-	compiler := ast.NewCompiler().WithCapabilities(capabilities())
-	all := maps.Clone(builtin)
-	maps.Copy(all, user)
-	if compiler.Compile(all); compiler.Failed() {
-		return nil, policyErrorFrom(compiler.Errors)
-	}
-	pkgs := append(rulePackages(builtin, false), rulePackages(user, true)...)
-	if problems := idClashes(pkgs); len(problems) > 0 {
-		return nil, &PolicyError{Problems: problems}
+	c, err := opts.Compiled.compile(ctx, user)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := validateWaivers(opts.Waivers, time.Time{}); err != nil {
 		return nil, err
 	}
-	e := &Engine{waivers: slices.Clone(opts.Waivers), now: opts.Now, timeout: opts.Timeout, cache: opts.Cache}
-	if e.cache != nil {
-		e.fingerprint = fingerprintOf(all)
-	}
+	e := &Engine{compiled: c, waivers: slices.Clone(opts.Waivers), now: opts.Now, timeout: opts.Timeout, cache: opts.Cache}
 	if e.now == nil {
 		e.now = time.Now
 	}
 	if e.timeout == 0 {
 		e.timeout = DefaultTimeout
 	}
-	e.rules = append(catalogOf(pkgs), waiverRules...)
-	slices.SortFunc(e.rules, func(a, b Rule) int { return strings.Compare(a.ID, b.ID) })
-	if err := e.prepare(ctx, compiler, pkgs); err != nil {
-		return nil, err
-	}
 	return e, nil
 }
 
-// parseUserFolders parses users' rule folders. The package namespace olmsync is the
-// built-in rules' own: a user's package there would merge into them.
-func parseUserFolders(srcs []PolicySource) (map[string]*ast.Module, []Problem) {
+// compile parses and compiles the built-in rules and user's, and prepares the queries;
+// fingerprint is the digest of their sources.
+func compile(ctx context.Context, fingerprint string, user []regoFile) (*compiled, error) {
+	builtin, problems := parseFiles(builtinFiles())
+	if len(problems) > 0 {
+		return nil, &PolicyError{Problems: problems}
+	}
+	users, problems := parseUserFiles(user)
+	if len(problems) > 0 {
+		return nil, &PolicyError{Problems: problems}
+	}
+	compiler := ast.NewCompiler().WithCapabilities(capabilities())
+	all := maps.Clone(builtin)
+	maps.Copy(all, users)
+	if compiler.Compile(all); compiler.Failed() {
+		return nil, policyErrorFrom(compiler.Errors)
+	}
+	pkgs := append(rulePackages(builtin, false), rulePackages(users, true)...)
+	if problems := idClashes(pkgs); len(problems) > 0 {
+		return nil, &PolicyError{Problems: problems}
+	}
+	c := &compiled{fingerprint: fingerprint, rules: append(catalogOf(pkgs), waiverRules...)}
+	slices.SortFunc(c.rules, func(a, b Rule) int { return strings.Compare(a.ID, b.ID) })
+	if err := c.prepare(ctx, compiler, pkgs); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// parseUserFiles parses users' rule files. The package namespace olmsync is the built-in
+// rules' own: a user's package there would merge into them.
+func parseUserFiles(files []regoFile) (map[string]*ast.Module, []Problem) {
 	user := map[string]*ast.Module{}
 	var problems []Problem
-	for _, src := range srcs {
-		mods, probs := parseFolder(src, false)
+	for _, f := range files {
+		if _, dup := user[f.name]; dup {
+			problems = append(problems, Problem{File: f.name, Message: "the same file is given twice"})
+			continue
+		}
+		mods, probs := parseFiles([]regoFile{f})
 		problems = append(problems, probs...)
-		for _, name := range sortedKeys(mods) {
-			mod := mods[name]
+		for name, mod := range mods {
 			if path := mod.Package.Path; len(path) > 1 && path[1].Equal(ast.StringTerm(builtinNamespace)) {
 				problems = append(problems, Problem{
 					File: name, Line: mod.Package.Location.Row,
 					Message: fmt.Sprintf("package %s: the package namespace %q is reserved for olmsync's built-in rules; give your package another name",
 						strings.TrimPrefix(path.String(), "data."), builtinNamespace),
 				})
-				continue
-			}
-			if _, dup := user[name]; dup {
-				problems = append(problems, Problem{File: name, Message: "the same file is given twice"})
 				continue
 			}
 			user[name] = mod
@@ -163,7 +180,7 @@ func idClashes(pkgs []rulePackage) []Problem {
 // per package of users' rules. Each rule is read as [x | x := data.<package>.<rule>]: a
 // rule that is undefined yields [] instead of making the whole query undefined and hiding
 // every other rule's results.
-func (e *Engine) prepare(ctx context.Context, compiler *ast.Compiler, pkgs []rulePackage) error {
+func (c *compiled) prepare(ctx context.Context, compiler *ast.Compiler, pkgs []rulePackage) error {
 	builtin := &ruleQuery{}
 	var user []*ruleQuery
 	for i := range pkgs {
@@ -198,7 +215,7 @@ func (e *Engine) prepare(ctx context.Context, compiler *ast.Compiler, pkgs []rul
 		if err != nil {
 			return policyErrorFrom(err)
 		}
-		e.queries = append(e.queries, *q)
+		c.queries = append(c.queries, *q)
 	}
 	return nil
 }

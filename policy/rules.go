@@ -105,7 +105,21 @@ var builtinCatalog = sync.OnceValue(func() []Rule {
 // parseFolder parses the .rego files of a folder, tests included when tests is true.
 // Modules are keyed and located by Root/path, so errors name the file as the user knows it.
 func parseFolder(src PolicySource, tests bool) (map[string]*ast.Module, []Problem) {
-	modules := map[string]*ast.Module{}
+	files, problems := readFolder(src, tests)
+	modules, more := parseFiles(files)
+	return modules, append(problems, more...)
+}
+
+// regoFile is one .rego file of a policy folder, named Root/path.
+type regoFile struct {
+	name string
+	data []byte
+}
+
+// readFolder reads the .rego files of a folder, tests included when tests is true, in
+// the folder's lexical order. A folder without any is a problem.
+func readFolder(src PolicySource, tests bool) ([]regoFile, []Problem) {
+	var files []regoFile
 	var problems []Problem
 	err := fs.WalkDir(src.FS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -120,7 +134,23 @@ func parseFolder(src PolicySource, tests bool) (map[string]*ast.Module, []Proble
 			problems = append(problems, Problem{File: name, Message: err.Error()})
 			return nil
 		}
-		mod, err := ast.ParseModuleWithOpts(name, string(data), ast.ParserOptions{
+		files = append(files, regoFile{name: name, data: data})
+		return nil
+	})
+	if err != nil {
+		problems = append(problems, Problem{File: src.Root, Message: fmt.Sprintf("read policy folder: %v", err)})
+	} else if len(files) == 0 && len(problems) == 0 {
+		problems = append(problems, Problem{File: src.Root, Message: "no .rego files (rules) in the policy folder"})
+	}
+	return files, problems
+}
+
+// parseFiles parses Rego files into modules keyed by their names.
+func parseFiles(files []regoFile) (map[string]*ast.Module, []Problem) {
+	modules := map[string]*ast.Module{}
+	var problems []Problem
+	for _, f := range files {
+		mod, err := ast.ParseModuleWithOpts(f.name, string(f.data), ast.ParserOptions{
 			ProcessAnnotation: true,
 			RegoVersion:       ast.RegoV1,
 			Capabilities:      capabilities(),
@@ -128,18 +158,12 @@ func parseFolder(src PolicySource, tests bool) (map[string]*ast.Module, []Proble
 		if err != nil {
 			var pe *PolicyError
 			if !errors.As(policyErrorFrom(err), &pe) {
-				pe = &PolicyError{Problems: []Problem{{File: name, Message: err.Error()}}}
+				pe = &PolicyError{Problems: []Problem{{File: f.name, Message: err.Error()}}}
 			}
 			problems = append(problems, pe.Problems...)
-			return nil
+			continue
 		}
-		modules[name] = mod
-		return nil
-	})
-	if err != nil {
-		problems = append(problems, Problem{File: src.Root, Message: fmt.Sprintf("read policy folder: %v", err)})
-	} else if len(modules) == 0 && len(problems) == 0 {
-		problems = append(problems, Problem{File: src.Root, Message: "no .rego files (rules) in the policy folder"})
+		modules[f.name] = mod
 	}
 	return modules, problems
 }

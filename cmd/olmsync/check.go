@@ -171,6 +171,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) (err error) {
 			opts.Render.Cache = render.NewCache()
 		}
 		opts.PolicyCache = policy.NewFindingsCache()
+		opts.PolicyCompiled = policy.NewCompileCache()
 		baseOpts := opts
 		baseOpts.Stages = []check.Stage{preview.New(previewOpts)}
 		if base, err = checkRevision(cmd, src.At(f.base), baseOpts); err != nil {

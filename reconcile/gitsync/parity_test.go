@@ -257,3 +257,30 @@ func TestUnready(t *testing.T) {
 		t.Errorf("stale generation: %q", got)
 	}
 }
+
+// TestRulesCompiledOnce: the reconciler compiles a set of rules once, not once a Sync
+// or a reconcile: two Syncs of two repositories without rules of their own share the
+// built-in rules' one compilation.
+func TestRulesCompiledOnce(t *testing.T) {
+	env := testenv.Get(t)
+	m := startManager(t, env, managerOptions{})
+	ns := uniqueNS("compiled")
+	createNamespace(t, env, ns)
+	var syncs []*olmsyncv1alpha1.Sync
+	var heads []string
+	for _, name := range []string{"one", "two"} {
+		up := gittest.NewUpstream(t, teamRepo(ns, map[string]string{name + ".yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n"}))
+		syncs = append(syncs, newSync(t, env, ns, name, gittest.Serve(t, up, gittest.ServerOptions{}).RepoURL(), nil))
+		heads = append(heads, up.Head(t))
+	}
+	for i, s := range syncs {
+		appliedAt(t, env, s, heads[i])
+	}
+	compiled := m.Syncs.Options.Check.PolicyCompiled
+	if compiled == nil {
+		t.Fatal("the reconciler keeps no compiled rules")
+	}
+	if compiled.Misses.Load() != 1 || compiled.Hits.Load() < 1 {
+		t.Errorf("the rules were compiled %d times and reused %d times; want once, then reused", compiled.Misses.Load(), compiled.Hits.Load())
+	}
+}

@@ -13,12 +13,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
+	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/reconcile/metrics"
 )
 
 // SetupWithManager builds the Sync reconciler on the manager's clients and registers it.
 // rec records the Syncs' metrics; metrics.Default() in olmsync run.
 func SetupWithManager(mgr ctrl.Manager, opts Options, rec *metrics.Recorder) (*Reconciler, error) {
+	if opts.Check.PolicyCompiled == nil {
+		// Every Sync's every revision is checked with the built-in rules, most with no
+		// rules of their own: compile each set of rules once, not once a reconcile.
+		opts.Check.PolicyCompiled = policy.NewCompileCache()
+	}
 	r := &Reconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),

@@ -1,0 +1,108 @@
+package policy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"sync"
+	"sync/atomic"
+)
+
+// compiled is the rules compiled and their queries prepared: what an Engine evaluates, the
+// same for every Engine made from the same sources, and never changed once made.
+type compiled struct {
+	queries []ruleQuery
+	rules   []Rule
+	// fingerprint is the digest of the rules' sources, built-in and users' (the
+	// FindingsCache's keys start with it).
+	fingerprint string
+}
+
+// CompileCache keeps compiled rules by the digest of their sources, built-in and users',
+// so that an Engine made again from the same rules — the reconciler makes one for every
+// Sync and revision, and most leave the rules as they were — is not parsed and compiled
+// again, which is most of what New costs. A rule that fails to compile is never kept.
+// It holds the last MaxCompiled sets of rules. Safe for concurrent use; make one with
+// NewCompileCache. A nil *CompileCache keeps nothing.
+type CompileCache struct {
+	mu      sync.Mutex
+	entries map[string]*compiled
+	order   []string // the keys, oldest first
+	// Hits and Misses count lookups, for tests and benchmarks.
+	Hits, Misses atomic.Int64
+}
+
+// MaxCompiled is how many sets of rules a CompileCache holds: the built-in rules alone
+// (every Sync without rules of its own) and those of the repositories with rules.
+const MaxCompiled = 16
+
+// NewCompileCache returns an empty cache.
+func NewCompileCache() *CompileCache {
+	return &CompileCache{entries: map[string]*compiled{}}
+}
+
+// compile returns the rules of user files with the built-in ones compiled: kept ones
+// when the sources are byte for byte those of a kept set.
+func (c *CompileCache) compile(ctx context.Context, user []regoFile) (*compiled, error) {
+	key := sourceDigest(user)
+	if c == nil {
+		return compile(ctx, key, user)
+	}
+	c.mu.Lock()
+	kept := c.entries[key]
+	c.mu.Unlock()
+	if kept != nil {
+		c.Hits.Add(1)
+		return kept, nil
+	}
+	c.Misses.Add(1)
+	made, err := compile(ctx, key, user)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[key]; !ok {
+		if len(c.order) == MaxCompiled {
+			delete(c.entries, c.order[0])
+			c.order = c.order[1:]
+		}
+		c.entries[key] = made
+		c.order = append(c.order, key)
+	}
+	return made, nil
+}
+
+// sourceDigest is the digest of the built-in rules' files and the users', names and bytes.
+func sourceDigest(user []regoFile) string {
+	h := sha256.New()
+	h.Write([]byte(builtinDigest()))
+	for _, f := range user {
+		h.Write([]byte(f.name))
+		h.Write([]byte{0})
+		h.Write(f.data)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// builtinFiles are the built-in rules' files, read once: they are embedded in the binary.
+var builtinFiles = sync.OnceValue(func() []regoFile {
+	files, problems := readFolder(PolicySource{Root: builtinRoot, FS: builtinFS}, false)
+	if len(problems) > 0 {
+		panic(problems) // embedded at build time: unreadable only in a broken build
+	}
+	return files
+})
+
+// builtinDigest is the digest of builtinFiles, the start of every sourceDigest.
+var builtinDigest = sync.OnceValue(func() string {
+	h := sha256.New()
+	for _, f := range builtinFiles() {
+		h.Write([]byte(f.name))
+		h.Write([]byte{0})
+		h.Write(f.data)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+})
