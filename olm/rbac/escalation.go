@@ -64,7 +64,6 @@ var fullAuthority = []rbacv1.PolicyRule{
 	{Verbs: []string{rbacv1.VerbAll}, NonResourceURLs: []string{rbacv1.NonResourceAll}},
 }
 
-
 // binds is the check on a binding (BindingAuthorized, then ConfirmNoEscalation on the
 // rules of the role it binds, read as the registry reads them: a role that does not exist
 // fails the write with the registry's NotFound, worded with the binding's resource).
