@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"testing/fstest"
 
@@ -116,4 +117,31 @@ deny contains {"rule": "TEAM001", "msg": "` + msg + `", "object": entry} if {
 	}
 	newEngine(t, Options{Compiled: cache, Policies: []PolicySource{rules("old")}})
 	count("the oldest set again after MaxCompiled others", 1, 5+MaxCompiled+1)
+}
+
+// TestCompileCacheAtOnce: engines made at once from the same rules (the reconciler's
+// workers, each reconciling a Sync) wait for one compilation instead of each compiling.
+func TestCompileCacheAtOnce(t *testing.T) {
+	cache := NewCompileCache()
+	const n = 8
+	engines := make([]*Engine, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			e, err := New(context.Background(), Options{Compiled: cache})
+			if err != nil {
+				t.Error(err)
+			}
+			engines[i] = e
+		})
+	}
+	wg.Wait()
+	if cache.Misses.Load() != 1 || cache.Hits.Load() != n-1 {
+		t.Errorf("%d engines made at once: %d compilations, %d reused; want 1 and %d", n, cache.Misses.Load(), cache.Hits.Load(), n-1)
+	}
+	for _, e := range engines[1:] {
+		if e == nil || engines[0] == nil || e.compiled != engines[0].compiled {
+			t.Fatal("engines made at once do not share one compilation")
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -21,15 +22,23 @@ type compiled struct {
 // CompileCache keeps compiled rules by the digest of their sources, built-in and users',
 // so that an Engine made again from the same rules — the reconciler makes one for every
 // Sync and revision, and most leave the rules as they were — is not parsed and compiled
-// again, which is most of what New costs. A rule that fails to compile is never kept.
-// It holds the last MaxCompiled sets of rules. Safe for concurrent use; make one with
-// NewCompileCache. A nil *CompileCache keeps nothing.
+// again, which is most of what New costs. Engines made at once from the same rules wait
+// for one compilation. A rule that fails to compile is never kept. It holds the last
+// MaxCompiled sets of rules. Safe for concurrent use; make one with NewCompileCache. A nil
+// *CompileCache keeps nothing.
 type CompileCache struct {
 	mu      sync.Mutex
-	entries map[string]*compiled
+	entries map[string]*compiling
 	order   []string // the keys, oldest first
 	// Hits and Misses count lookups, for tests and benchmarks.
 	Hits, Misses atomic.Int64
+}
+
+// compiling is one set of rules in the cache: done is closed once made or err is set.
+type compiling struct {
+	done chan struct{}
+	made *compiled
+	err  error
 }
 
 // MaxCompiled is how many sets of rules a CompileCache holds: the built-in rules alone
@@ -38,39 +47,53 @@ const MaxCompiled = 16
 
 // NewCompileCache returns an empty cache.
 func NewCompileCache() *CompileCache {
-	return &CompileCache{entries: map[string]*compiled{}}
+	return &CompileCache{entries: map[string]*compiling{}}
 }
 
 // compile returns the rules of user files with the built-in ones compiled: kept ones
-// when the sources are byte for byte those of a kept set.
+// when the sources are byte for byte those of a kept set, or of one being compiled.
 func (c *CompileCache) compile(ctx context.Context, user []regoFile) (*compiled, error) {
 	key := sourceDigest(user)
 	if c == nil {
 		return compile(ctx, key, user)
 	}
 	c.mu.Lock()
-	kept := c.entries[key]
-	c.mu.Unlock()
-	if kept != nil {
-		c.Hits.Add(1)
-		return kept, nil
-	}
-	c.Misses.Add(1)
-	made, err := compile(ctx, key, user)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.entries[key]; !ok {
-		if len(c.order) == MaxCompiled {
-			delete(c.entries, c.order[0])
-			c.order = c.order[1:]
+	if kept, ok := c.entries[key]; ok {
+		c.mu.Unlock()
+		select {
+		case <-kept.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
-		c.entries[key] = made
-		c.order = append(c.order, key)
+		if kept.err != nil {
+			// Its compilation failed (its context may have ended): this one compiles.
+			c.Misses.Add(1)
+			return compile(ctx, key, user)
+		}
+		c.Hits.Add(1)
+		return kept.made, nil
 	}
-	return made, nil
+	mine := &compiling{done: make(chan struct{})}
+	if len(c.order) == MaxCompiled {
+		delete(c.entries, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.entries[key] = mine
+	c.order = append(c.order, key)
+	c.mu.Unlock()
+	c.Misses.Add(1)
+
+	mine.made, mine.err = compile(ctx, key, user)
+	close(mine.done)
+	if mine.err != nil {
+		c.mu.Lock()
+		if c.entries[key] == mine {
+			delete(c.entries, key)
+			c.order = slices.DeleteFunc(c.order, func(k string) bool { return k == key })
+		}
+		c.mu.Unlock()
+	}
+	return mine.made, mine.err
 }
 
 // sourceDigest is the digest of the built-in rules' files and the users', names and bytes.
