@@ -1,0 +1,64 @@
+package installplan_test
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/internal/olmtest"
+	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/olm/resolve"
+	"github.com/olmsync/olmsync/reconcile/olm/catalogsource"
+	"github.com/olmsync/olmsync/reconcile/olm/installplan"
+)
+
+// TestStaleCopyOfThePlanWritesNothing: the plan is read from the cache, never from the API
+// server. A reconcile from a copy older than the controller's last status write (the cache
+// not caught up) writes nothing — its status patch would be the difference from that older
+// copy — and once the cache holds the write, the plan's status is what the first write made.
+func TestStaleCopyOfThePlanWritesNothing(t *testing.T) {
+	env := testenv.Get(t)
+	ctx := context.Background()
+	ns := olmtest.NewNamespace(t, env, "stale-plan")
+	olmtest.OwnGroup(t, env, ns)
+	olmtest.Create(t, env, installPlan(ns, "by-hand", v1alpha1.ApprovalAutomatic, "nowhere.v1.0.0"))
+	key := client.ObjectKey{Namespace: ns, Name: "by-hand"}
+	created := &v1alpha1.InstallPlan{}
+	if err := env.Client.Get(ctx, key, created); err != nil {
+		t.Fatal(err)
+	}
+	lagging := &olmtest.StaleCache{Client: env.Client}
+	reads := &olmtest.APIReads{Reader: env.Client}
+	r := &installplan.Reconciler{Client: lagging, APIReader: reads, Catalogs: catalogsource.NewRegistry("", resolve.Options{})}
+	syncAndGet := func() *v1alpha1.InstallPlan {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil {
+			t.Fatalf("reconcile: %v", err)
+		}
+		ip := &v1alpha1.InstallPlan{}
+		if err := env.Client.Get(ctx, key, ip); err != nil {
+			t.Fatal(err)
+		}
+		return ip
+	}
+
+	planning := syncAndGet()
+	if c := findCondition(planning, v1alpha1.InstallPlanResolved); planning.Status.Phase != v1alpha1.InstallPlanPhasePlanning || c == nil || c.Status != corev1.ConditionFalse {
+		t.Fatalf("phase %q, Resolved %+v; want Planning, Resolved False (no catalog holds the CSV)", planning.Status.Phase, c)
+	}
+	lagging.Stale = created
+	if got := syncAndGet(); got.ResourceVersion != planning.ResourceVersion {
+		t.Errorf("the reconcile of the copy from before the status write wrote (resourceVersion %s, was %s)", got.ResourceVersion, planning.ResourceVersion)
+	}
+	lagging.Stale = nil
+	if got := syncAndGet(); got.Status.Phase != v1alpha1.InstallPlanPhasePlanning || len(got.Status.Conditions) != len(planning.Status.Conditions) {
+		t.Errorf("phase %q, conditions %+v; want what the first write made: %+v", got.Status.Phase, got.Status.Conditions, planning.Status.Conditions)
+	}
+	if n := reads.Of(&v1alpha1.InstallPlan{}); n > 0 {
+		t.Errorf("%d reads of the plan from the API server, want none (the cache)", n)
+	}
+}
