@@ -8,7 +8,8 @@
 // object again, and that reconcile reads it; so the controllers read the object they
 // reconcile from the cache, as controller-runtime controllers do, and not past it.
 //
-// fluxcd/pkg/runtime's patch helper, which the Sync reconciler uses, sends the object's
-// patch without a resourceVersion (only its conditions patch carries one), so a patch from
-// a stale cached copy would land; that is why these controllers have this instead.
+// fluxcd/pkg/runtime's patch helper, which the Sync reconciler uses, sends its metadata,
+// spec and status patches without a resourceVersion (only its conditions patch carries one,
+// and on a conflict it reads the object again and retries), so a patch from a stale cached
+// copy would land; that is why these controllers have this instead.
 package patcher
