@@ -243,6 +243,9 @@ func (r *Reconciler) plan(obj *v1alpha1.InstallPlan) (string, error) {
 // before anything is written. A step that can never succeed fails the plan; one that may (an
 // API not served yet, a conflict) is retried.
 func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, progress *patcher.Serial) (reconcile.Result, error) {
+	if current, err := r.current(ctx, obj); err != nil || !current {
+		return reconcile.Result{}, err
+	}
 	writer, crdWriter, err := r.stepClients(obj)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -313,6 +316,29 @@ func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, pro
 		setCondition(obj, v1alpha1.InstallPlanInstalled, corev1.ConditionTrue, "", "", time.Now())
 	}
 	return reconcile.Result{}, nil
+}
+
+// current reports whether obj, read from the cache, is the API server's version of the plan,
+// from one metadata-only read. Only such a copy is executed: an older one does not show the
+// steps the last execution did, and would run them again — a CRD the plan created moments
+// ago would take the update path, which lists its custom resources (OLM validates them
+// against the new schema), with rights olmsync's chart does not grant. The status write at
+// the end would be refused, but the steps would have run. When it is not current, the
+// newer version's event reconciles the plan again.
+func (r *Reconciler) current(ctx context.Context, obj *v1alpha1.InstallPlan) (bool, error) {
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.InstallPlanKind))
+	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read installplan %s before executing it: %w", obj.Name, err)
+	case live.ResourceVersion != obj.ResourceVersion:
+		log.FromContext(ctx).V(1).Info("installplan changed since read; its next event executes it", "read", obj.ResourceVersion, "current", live.ResourceVersion)
+		return false, nil
+	}
+	return true, nil
 }
 
 // executionFailed is what OLM does with a plan whose execution failed: within the retry
