@@ -126,6 +126,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		{"adopt", r.adoptInstalled},
 		{"operatorgroup", r.checkOperatorGroup},
 		{"resolve", r.resolve},
+		{"confirm", r.confirmSubscriptions},
 		{"approve", r.approveWaiting},
 		{"create installplans", r.createPlans},
 	}
@@ -382,6 +383,45 @@ func (r *Reconciler) resolve(ctx context.Context, p *pass) error {
 	})
 	metrics.ObserveResolution(took, failed)
 	return nil
+}
+
+// confirmSubscriptions stops a pass that is about to act on its resolution — create a plan,
+// approve one — when the namespace's Subscriptions are no longer the ones it resolved
+// (SameSubscriptions), from one metadata-only list. OLM resolves a namespace's Subscriptions
+// together: one created while the pass resolved the others (applied with them, a moment
+// later) was left out, and a plan made without its constraints may install what it forbids;
+// the next pass, resolving both, would make a second plan for the first while the first
+// plan runs. Such a pass decides and writes nothing: the new Subscription's event queues the
+// namespace again. The list is made only by passes that act, so not in steady state.
+func (r *Reconciler) confirmSubscriptions(ctx context.Context, p *pass) error {
+	if !p.acts() {
+		return nil
+	}
+	var now metav1.PartialObjectMetadataList
+	now.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.SubscriptionKind + "List"))
+	if err := r.APIReader.List(ctx, &now, client.InNamespace(p.namespace)); err != nil {
+		return err
+	}
+	if SameSubscriptions(p.before, now.Items) {
+		return nil
+	}
+	log.FromContext(ctx).V(1).Info("the namespace's subscriptions changed while it was resolved; their event queues it again", "namespace", p.namespace)
+	p.stale, p.stop = true, true
+	return nil
+}
+
+// acts reports whether the rest of the pass writes a plan: one to create, or one to approve.
+func (p *pass) acts() bool {
+	if len(p.needsPlan) > 0 {
+		return true
+	}
+	for i := range p.subs {
+		s := &p.subs[i]
+		if _, ok := ApprovesWaitingPlan(s, p.planOf(s), p.result.Subscription(s.Name)); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // createPlans makes one InstallPlan for each Subscription the resolution gave something new

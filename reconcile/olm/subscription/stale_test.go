@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -114,5 +115,86 @@ func TestNoSubscriptionsNoCollection(t *testing.T) {
 	}
 	if len(plans.Items) != subscription.MaxInstallPlans+1 {
 		t.Errorf("%d plans left of %d, want all of them", len(plans.Items), subscription.MaxInstallPlans+1)
+	}
+}
+
+// arriving is the API server reader of a pass during which another Subscription is created:
+// right after the pass lists the namespace's Subscriptions, create runs (once), as a second
+// Subscription applied together with the first lands while the pass resolves the first.
+type arriving struct {
+	client.Reader
+	once   sync.Once
+	create func()
+}
+
+func (a *arriving) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	err := a.Reader.List(ctx, list, opts...)
+	if _, ok := list.(*v1alpha1.SubscriptionList); ok && err == nil {
+		a.once.Do(a.create)
+	}
+	return err
+}
+
+// TestNoPlanFromASetThatChanged: two Subscriptions are applied together, and the second is
+// created while the pass resolves the first alone. The pass must not act on that resolution
+// — an InstallPlan for the first alone may install what the second's constraints forbid,
+// and a later pass resolving both would make a second plan for the first while the first
+// one runs (TestPreviewMatchesControllers, seed 16, case 79 installed both versions of the
+// operator so) — nor write anything; the next pass resolves both together.
+func TestNoPlanFromASetThatChanged(t *testing.T) {
+	env := testenv.Get(t)
+	ctx := context.Background()
+	ns := olmtest.NewNamespace(t, env, "arriving")
+	olmtest.OwnGroup(t, env, ns)
+	subscribe := func(name, pkg string) {
+		olmtest.Create(t, env, &v1alpha1.Subscription{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec:       v1alpha1.SubscriptionSpec{CatalogSource: "cat", CatalogSourceNamespace: "olm", Package: pkg, Channel: "stable"},
+		})
+	}
+	subscribe("d", "d")
+	c := catalog.ReadFBC(strings.NewReader(fixtureFBC), "catalog.json")
+	catalogs := fixtureCatalogs{resolve.New([]resolve.Catalog{{Name: "cat", Namespace: "olm", Content: c}}, resolve.Options{GlobalNamespace: "olm"})}
+	reader := &arriving{Reader: env.Client, create: func() { subscribe("b", "b") }}
+	r := &subscription.Reconciler{Client: env.Client, APIReader: reader, Catalogs: catalogs,
+		Recorder: events.NewFakeRecorder(100), Options: subscription.Options{GlobalCatalogNamespace: "olm"}}
+	pass := func() (map[string]*v1alpha1.Subscription, []v1alpha1.InstallPlan) {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns}}); err != nil {
+			t.Fatalf("reconcile: %v", err)
+		}
+		var subs v1alpha1.SubscriptionList
+		var plans v1alpha1.InstallPlanList
+		for _, l := range []client.ObjectList{&subs, &plans} {
+			if err := env.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		byName := map[string]*v1alpha1.Subscription{}
+		for i := range subs.Items {
+			byName[subs.Items[i].Name] = &subs.Items[i]
+		}
+		return byName, plans.Items
+	}
+
+	subs, plans := pass()
+	if len(subs) != 2 {
+		t.Fatalf("%d Subscriptions after the first pass, want 2 (b created during it)", len(subs))
+	}
+	if len(plans) != 0 || subs["d"].Status.InstallPlanRef != nil || subs["d"].Status.CurrentCSV != "" {
+		t.Errorf("the pass that resolved d without b made %d plans and wrote d's status (currentCSV %q, reference %+v); want nothing",
+			len(plans), subs["d"].Status.CurrentCSV, subs["d"].Status.InstallPlanRef)
+	}
+	if len(plans) != 0 {
+		return
+	}
+	subs, plans = pass()
+	if len(plans) != 2 {
+		t.Fatalf("%d plans after the pass that saw both, want one each", len(plans))
+	}
+	for _, name := range []string{"d", "b"} {
+		if s := subs[name]; s.Status.InstallPlanRef == nil || s.Status.CurrentCSV != name+".v1.0.0" {
+			t.Errorf("Subscription %s: currentCSV %q, reference %+v; want %s.v1.0.0 and its plan", name, s.Status.CurrentCSV, s.Status.InstallPlanRef, name)
+		}
 	}
 }

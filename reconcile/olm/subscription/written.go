@@ -1,7 +1,13 @@
 package subscription
 
 import (
+	"maps"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
+
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 )
 
 // Write is one object a pass wrote (a Subscription's status, an InstallPlan created,
@@ -42,4 +48,26 @@ func Behind(writes []Write, view map[string]map[string]string) CacheLag {
 		lag.Shown = append(lag.Shown, w)
 	}
 	return lag
+}
+
+// SameSubscriptions reports whether the namespace's Subscriptions now (their metadata) are
+// those a pass resolved (as it read them): the same objects (by UID), none added or gone,
+// none with a changed spec (generation) or annotations (a pin, an approval choice: the
+// resolution and approval read them). A status write is no change: only the pass writes it.
+func SameSubscriptions(resolved []v1alpha1.Subscription, now []metav1.PartialObjectMetadata) bool {
+	if len(resolved) != len(now) {
+		return false
+	}
+	byUID := make(map[types.UID]*metav1.PartialObjectMetadata, len(now))
+	for i := range now {
+		byUID[now[i].UID] = &now[i]
+	}
+	for i := range resolved {
+		s := &resolved[i]
+		n, ok := byUID[s.UID]
+		if !ok || n.Generation != s.Generation || !maps.Equal(n.Annotations, s.Annotations) {
+			return false
+		}
+	}
+	return true
 }
