@@ -3,17 +3,31 @@ package olmtest
 import (
 	"context"
 	"reflect"
+	"sync"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // StaleCache is a client whose cache lags behind the API server, as a manager's cache does
 // until the watch delivers the latest writes: Get of the object named like Stale, of Stale's
-// type, returns a copy of Stale. Everything else goes to Client. A test sets Stale to the
-// copy the cache is to hold; nil reads through.
+// type, returns a copy of Stale, and List into a list of the type of one of StaleLists
+// returns a copy of that one (whatever the options). Everything else goes to Client. A test
+// sets Stale and StaleLists to what the cache is to hold; nil reads through.
 type StaleCache struct {
 	client.Client
-	Stale client.Object
+	Stale      client.Object
+	StaleLists []client.ObjectList
+}
+
+// List returns a copy of the StaleLists entry of list's type, and asks Client otherwise.
+func (c *StaleCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	for _, l := range c.StaleLists {
+		if reflect.TypeOf(l) == reflect.TypeOf(list) {
+			reflect.ValueOf(list).Elem().Set(reflect.ValueOf(l.DeepCopyObject()).Elem())
+			return nil
+		}
+	}
+	return c.Client.List(ctx, list, opts...)
 }
 
 // Get returns a copy of Stale for its key and type, and asks Client for anything else.
@@ -23,4 +37,41 @@ func (c *StaleCache) Get(ctx context.Context, key client.ObjectKey, obj client.O
 		return nil
 	}
 	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+// APIReads is a reader straight from the API server (a controller's APIReader) that counts
+// the Gets and Lists it passes on, by the type of object read: a test holds a controller to
+// reading an object from its cache with it.
+type APIReads struct {
+	client.Reader
+	mu     sync.Mutex
+	counts map[reflect.Type]int
+}
+
+// Get counts the read and passes it on.
+func (r *APIReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	r.count(obj)
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
+
+// List counts the read and passes it on.
+func (r *APIReads) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	r.count(list)
+	return r.Reader.List(ctx, list, opts...)
+}
+
+func (r *APIReads) count(obj any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.counts == nil {
+		r.counts = map[reflect.Type]int{}
+	}
+	r.counts[reflect.TypeOf(obj)]++
+}
+
+// Of is how many reads of obj's type (an object or a list) were passed on.
+func (r *APIReads) Of(obj any) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.counts[reflect.TypeOf(obj)]
 }

@@ -79,7 +79,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 		if apierrors.IsNotFound(err) {
 			r.Registry.Delete(req.NamespacedName)
 			metrics.ForgetCatalogSource(req.Namespace, req.Name)
-			r.countSources(ctx)
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, err
@@ -94,7 +93,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 		if cs := obj.Status.GRPCConnectionState; cs != nil {
 			metrics.CatalogSourceState(obj.Namespace, obj.Name, cs.LastObservedState)
 		}
-		r.countSources(ctx)
 	}()
 
 	obj.Status.Reason, obj.Status.Message = "", ""
@@ -329,14 +327,4 @@ func (r *Reconciler) recordChange(obj *v1alpha1.CatalogSource, before *v1alpha1.
 		}
 	}
 	r.Recorder.Eventf(obj, nil, eventType, now, "Load", "%s", msg)
-}
-
-// countSources sets catalog_source_count.
-func (r *Reconciler) countSources(ctx context.Context) {
-	var list v1alpha1.CatalogSourceList
-	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
-		log.FromContext(ctx).Error(err, "count catalog sources")
-		return
-	}
-	metrics.CatalogSourceCount.Set(float64(len(list.Items)))
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/olm/metrics"
 )
 
 // SetupWithManager builds the CatalogSource controller over registry and registers it.
@@ -31,6 +32,7 @@ func SetupWithManager(mgr ctrl.Manager, registry *Registry, opts Options) error 
 // changes (their own status writes do not trigger another load; polls are timed) and when the
 // ConfigMap of a ConfigMap catalog changes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	metrics.CatalogSourceCount.CountFrom(mgr.GetCache())
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&v1alpha1.CatalogSource{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +23,7 @@ import (
 	"github.com/olmsync/olmsync/olm/phase"
 	"github.com/olmsync/olmsync/reconcile/olm/applier"
 	"github.com/olmsync/olmsync/reconcile/olm/metrics"
+	"github.com/olmsync/olmsync/reconcile/olm/patcher"
 )
 
 // Finalizer is the finalizer OLM puts on every CSV that is not a copy: the CSV's cleanup of
@@ -49,12 +49,12 @@ type Options struct {
 type Reconciler struct {
 	// Client reads through the manager's cache and writes.
 	Client client.Client
-	// APIReader reads straight from the API server (required): the CSV being synced, whose
-	// status patch is the difference from the copy read — from a copy older than the
-	// controller's last status write, a requirementStatus the sync empties (a spec edited to
-	// require nothing) would be no difference and stay as that write left it, through every
-	// later phase, which does not rewrite it — and what the cache does not hold (see
-	// applier.Applier).
+	// APIReader reads straight from the API server (required) what the cache does not hold
+	// (see applier.Applier). The CSV being synced is read from the cache: its writes carry the
+	// resourceVersion read (patcher), so a copy older than the controller's last status write
+	// is refused instead of leaving what that write put there (a requirementStatus the sync
+	// empties after a spec edited to require nothing would be no difference and stay through
+	// every later phase, which does not rewrite it).
 	APIReader client.Reader
 	// Discovery answers the server version and which APIs are served.
 	Discovery Discovery
@@ -74,7 +74,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			metrics.ForgetCSV(req.Namespace, req.Name)
-			r.countCSVs(ctx)
 			// A CSV can go without its finalizer running (someone removed it): its copies go too.
 			return reconcile.Result{}, r.deleteCopies(ctx, req.Namespace, req.Name)
 		}
@@ -85,40 +84,40 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 		return reconcile.Result{}, nil
 	}
 	before := obj.DeepCopy()
-	patcher := patch.NewSerialPatcher(obj, r.Client)
+	s := &state{}
+	writer := patcher.New(obj, r.Client)
 	defer func() {
-		if err := patcher.Patch(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+		err := writer.Patch(ctx, obj)
+		switch {
+		case patcher.IsStale(err):
+			// The cache had not caught up with the CSV: nothing was written, and the event
+			// of the newer version syncs it again (the CSV watch filters no update).
+			log.FromContext(ctx).V(1).Info("csv changed since read; its next event syncs it", "error", err.Error())
+			return
+		case err != nil && !apierrors.IsNotFound(err):
 			retErr = kerrors.NewAggregate([]error{retErr, fmt.Errorf("patch csv %s/%s: %w", obj.Namespace, obj.Name, err)})
 			return
 		}
+		r.recordPhase(obj, s.transition)
 		if obj.DeletionTimestamp.IsZero() {
 			metrics.EmitCSV(before, obj)
 		}
 		if before.Status.Phase != v1alpha1.CSVPhaseReplacing && obj.Status.Phase == v1alpha1.CSVPhaseReplacing {
 			metrics.CSVUpgradeCount.Inc()
 		}
-		r.countCSVs(ctx)
 	}()
 
 	if !obj.DeletionTimestamp.IsZero() {
 		return reconcile.Result{}, r.finalize(ctx, obj)
 	}
 	controllerutil.AddFinalizer(obj, Finalizer)
-	return r.sync(ctx, obj)
+	return r.sync(ctx, obj, s)
 }
 
-// get reads the CSV to sync from the API server (see APIReader). A copy, which only its
-// parent's sync writes, is told apart in the cache and returned from there without a request:
-// copies outnumber CSVs by the namespaces of global groups, and each one is reconciled at every
-// start of the manager.
+// get reads the CSV to sync from the cache (see APIReader).
 func (r *Reconciler) get(ctx context.Context, key types.NamespacedName) (*v1alpha1.ClusterServiceVersion, error) {
-	cached := &v1alpha1.ClusterServiceVersion{}
-	if err := r.Client.Get(ctx, key, cached); err != nil || groups.IsCopied(cached) {
-		return cached, err
-	}
-	// A fresh object: decoding into the cached one would keep what the response leaves out.
 	obj := &v1alpha1.ClusterServiceVersion{}
-	if err := r.APIReader.Get(ctx, key, obj); err != nil {
+	if err := r.Client.Get(ctx, key, obj); err != nil {
 		return nil, err
 	}
 	return obj, nil
@@ -139,6 +138,9 @@ type state struct {
 	// stop ends the sync after the current step.
 	stop         bool
 	requeueAfter time.Duration
+	// transition is the phase change the sync wrote into the status, recorded as an Event
+	// once the status write lands: a sync whose write is refused (a stale copy) records none.
+	transition *groups.Transition
 }
 
 func (s *state) requeue(after time.Duration) {
@@ -154,8 +156,7 @@ type step struct {
 }
 
 // sync runs the steps in order: labels, groups, permissions, phase, copies, group RBAC.
-func (r *Reconciler) sync(ctx context.Context, obj *v1alpha1.ClusterServiceVersion) (reconcile.Result, error) {
-	s := &state{}
+func (r *Reconciler) sync(ctx context.Context, obj *v1alpha1.ClusterServiceVersion, s *state) (reconcile.Result, error) {
 	steps := []step{
 		{"api labels", r.ensureAPILabels},
 		{"operatorgroup", r.checkGroups},
@@ -188,33 +189,22 @@ type terminalError struct{ err error }
 func (e *terminalError) Error() string { return e.err.Error() }
 func (e *terminalError) Unwrap() error { return e.err }
 
-// setPhase writes a transition into the CSV's status and records an Event for it: Warning for
+// setPhase writes a transition into the CSV's status; a change is kept in s for its Event.
+func (r *Reconciler) setPhase(obj *v1alpha1.ClusterServiceVersion, t groups.Transition, s *state) {
+	if phase.SetPhase(obj, t, metav1.NewTime(time.Now())) {
+		s.transition = &t
+	}
+}
+
+// recordPhase records the Event of a phase change whose status write landed: Warning for
 // Failed, Normal otherwise, with the CSV's reason as the Event's reason (as OLM does).
-func (r *Reconciler) setPhase(obj *v1alpha1.ClusterServiceVersion, t groups.Transition) {
-	if !phase.SetPhase(obj, t, metav1.NewTime(time.Now())) {
+func (r *Reconciler) recordPhase(obj *v1alpha1.ClusterServiceVersion, t *groups.Transition) {
+	if t == nil || r.Recorder == nil {
 		return
 	}
 	eventType := corev1.EventTypeNormal
 	if t.Phase == v1alpha1.CSVPhaseFailed {
 		eventType = corev1.EventTypeWarning
 	}
-	if r.Recorder != nil {
-		r.Recorder.Eventf(obj, nil, eventType, string(t.Reason), string(t.Phase), "%s", t.Message)
-	}
-}
-
-// countCSVs sets csv_count to the number of CSVs that are not copies.
-func (r *Reconciler) countCSVs(ctx context.Context) {
-	var list v1alpha1.ClusterServiceVersionList
-	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
-		log.FromContext(ctx).Error(err, "count csvs")
-		return
-	}
-	n := 0
-	for i := range list.Items {
-		if !groups.IsCopied(&list.Items[i]) {
-			n++
-		}
-	}
-	metrics.CSVCount.Set(float64(n))
+	r.Recorder.Eventf(obj, nil, eventType, string(t.Reason), string(t.Phase), "%s", t.Message)
 }

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,6 +27,7 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	operatorsv2 "github.com/olmsync/olmsync/api/operators/v2"
 	"github.com/olmsync/olmsync/olm/groups"
+	"github.com/olmsync/olmsync/reconcile/olm/metrics"
 )
 
 // The field indexes the controller keeps on CSVs.
@@ -63,6 +65,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := indexer.IndexField(ctx, &v1alpha1.ClusterServiceVersion{}, indexReplaces, replaces); err != nil {
 		return fmt.Errorf("csv controller: index %s: %w", indexReplaces, err)
 	}
+	metrics.CSVCount.CountFrom(mgr.GetCache())
 	ownedByCSV := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.ClusterServiceVersion{})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
@@ -126,7 +129,10 @@ func copyChanged() predicate.Funcs {
 }
 
 // neighbours maps a CSV to the CSVs whose sync depends on it: the CSV it replaces and those that
-// replace it (the replacement moves through both), and, for a copy, its parent.
+// replace it (the replacement moves through both), and, for a copy, its parent. The CSV it
+// replaces only when the cache holds it: an operator installed at its channel head replaces a
+// CSV that was never installed, and each event of it would sync that name for nothing (a CSV
+// the cache does not show yet is synced by its own creation's event).
 func (r *Reconciler) neighbours(ctx context.Context, obj client.Object) []reconcile.Request {
 	csv, ok := obj.(*v1alpha1.ClusterServiceVersion)
 	if !ok {
@@ -141,7 +147,10 @@ func (r *Reconciler) neighbours(ctx context.Context, obj client.Object) []reconc
 	}
 	var out []reconcile.Request
 	if csv.Spec.Replaces != "" {
-		out = append(out, request(csv.Namespace, csv.Spec.Replaces))
+		err := r.Client.Get(ctx, types.NamespacedName{Namespace: csv.Namespace, Name: csv.Spec.Replaces}, &v1alpha1.ClusterServiceVersion{})
+		if !apierrors.IsNotFound(err) {
+			out = append(out, request(csv.Namespace, csv.Spec.Replaces))
+		}
 	}
 	var list v1alpha1.ClusterServiceVersionList
 	if err := r.Client.List(ctx, &list, client.InNamespace(csv.Namespace), client.MatchingFields{indexReplaces: csv.Name}); err != nil {

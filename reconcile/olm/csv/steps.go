@@ -176,7 +176,7 @@ func (r *Reconciler) transition(ctx context.Context, obj *v1alpha1.ClusterServic
 		obj.Status.RequirementStatus = d.Requirements
 	}
 	if d.Transition != nil {
-		r.setPhase(obj, *d.Transition)
+		r.setPhase(obj, *d.Transition, s)
 	}
 	// d.CountUpgrade is counted by Reconcile once the status write of the Replacing phase
 	// lands: a write that fails and is retried must not count the same upgrade twice.

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -21,7 +20,7 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/olm/catalogsource"
-	"github.com/olmsync/olmsync/reconcile/olm/metrics"
+	"github.com/olmsync/olmsync/reconcile/olm/patcher"
 )
 
 // ControllerName names the controller, its logger and the source of its Events.
@@ -61,11 +60,11 @@ type Reconciler struct {
 	// spec.serviceAccountName): the plan's steps but its CRDs are written with the account's
 	// rights. Required for such plans.
 	Scoped *ScopedClients
-	// APIReader reads straight from the API server (required): the InstallPlan being
-	// reconciled, whose status patch is the difference from the copy read — from a copy older
-	// than the controller's last status write, a message or condition the reconcile clears
-	// would be no difference and stay as that write left it — and the objects the steps
-	// create, which the cache may not show yet.
+	// APIReader reads straight from the API server (required) the objects the steps create,
+	// which the cache may not show yet. The InstallPlan being reconciled is read from the
+	// cache: its status writes carry the resourceVersion read (patcher), so a copy older than
+	// the controller's last status write is refused instead of leaving what that write put
+	// there (a message or condition the reconcile clears would be no difference and stay).
 	APIReader client.Reader
 	Mapper    meta.RESTMapper
 	// Catalogs plans InstallPlans created without steps.
@@ -105,9 +104,8 @@ func (r *Reconciler) unpackTimeout() time.Duration {
 // Reconcile takes one InstallPlan a phase further.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
 	obj := &v1alpha1.InstallPlan{}
-	if err := r.APIReader.Get(ctx, req.NamespacedName, obj); err != nil {
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.countPlans(ctx)
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, err
@@ -120,19 +118,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 		return reconcile.Result{}, nil
 	}
 	was := obj.Status.Phase
-	patcher := patch.NewSerialPatcher(obj, r.Client)
+	writer := patcher.New(obj, r.Client)
 	defer func() {
 		if obj.Status.CatalogSources == nil {
 			// The CRD requires status.catalogSources (OLM's type has no omitempty): a plan
 			// written by hand, with no catalog found yet, would have every status refused.
 			obj.Status.CatalogSources = []string{}
 		}
-		if err := patcher.Patch(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+		err := writer.Patch(ctx, obj)
+		switch {
+		case patcher.IsStale(err):
+			// The cache had not caught up with the plan: nothing was written, and the event
+			// of the newer version reconciles it again (the plan watch filters no update).
+			log.FromContext(ctx).V(1).Info("installplan changed since read; its next event reconciles it", "error", err.Error())
+			return
+		case err != nil && !apierrors.IsNotFound(err):
 			retErr = kerrors.NewAggregate([]error{retErr, fmt.Errorf("patch installplan %s: %w", req.NamespacedName, err)})
 			return
 		}
 		r.recordPhase(obj, was)
-		r.countPlans(ctx)
 	}()
 
 	next, action := Next(obj)
@@ -184,7 +188,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	if obj.Status.StartTime == nil {
 		obj.Status.StartTime = &metav1.Time{Time: time.Now().Truncate(time.Second)}
 	}
-	return r.install(ctx, obj, patcher)
+	return r.install(ctx, obj, writer)
 }
 
 // plan fills status.plan of a plan made without steps from the bundles of its
@@ -238,7 +242,10 @@ func (r *Reconciler) plan(obj *v1alpha1.InstallPlan) (string, error) {
 // update of the plan passed OLM's safety check (checkCRDs): a refused one fails the plan
 // before anything is written. A step that can never succeed fails the plan; one that may (an
 // API not served yet, a conflict) is retried.
-func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, patcher *patch.SerialPatcher) (reconcile.Result, error) {
+func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, progress *patcher.Serial) (reconcile.Result, error) {
+	if current, err := r.current(ctx, obj); err != nil || !current {
+		return reconcile.Result{}, err
+	}
 	writer, crdWriter, err := r.stepClients(obj)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -287,8 +294,13 @@ func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, pat
 			return r.executionFailed(ctx, obj, err)
 		}
 		if s.Resource.Kind == v1alpha1.ClusterServiceVersionKind {
-			// Later steps read the CSV for its UID: write the progress first.
-			if err := patcher.Patch(ctx, obj); err != nil {
+			// Later steps read the CSV for its UID: write the progress first. A stale copy
+			// writes nothing (the deferred write is refused too): the newer version's event
+			// reconciles the plan again.
+			if err := progress.Patch(ctx, obj); err != nil {
+				if patcher.IsStale(err) {
+					return reconcile.Result{}, nil
+				}
 				return reconcile.Result{}, err
 			}
 		}
@@ -304,6 +316,29 @@ func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, pat
 		setCondition(obj, v1alpha1.InstallPlanInstalled, corev1.ConditionTrue, "", "", time.Now())
 	}
 	return reconcile.Result{}, nil
+}
+
+// current reports whether obj, read from the cache, is the API server's version of the plan,
+// from one metadata-only read. Only such a copy is executed: an older one does not show the
+// steps the last execution did, and would run them again — a CRD the plan created moments
+// ago would take the update path, which lists its custom resources (OLM validates them
+// against the new schema), with rights olmsync's chart does not grant. The status write at
+// the end would be refused, but the steps would have run. When it is not current, the
+// newer version's event reconciles the plan again.
+func (r *Reconciler) current(ctx context.Context, obj *v1alpha1.InstallPlan) (bool, error) {
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.InstallPlanKind))
+	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read installplan %s before executing it: %w", obj.Name, err)
+	case live.ResourceVersion != obj.ResourceVersion:
+		log.FromContext(ctx).V(1).Info("installplan changed since read; its next event executes it", "read", obj.ResourceVersion, "current", live.ResourceVersion)
+		return false, nil
+	}
+	return true, nil
 }
 
 // executionFailed is what OLM does with a plan whose execution failed: within the retry
@@ -360,16 +395,6 @@ func (r *Reconciler) recordPhase(obj *v1alpha1.InstallPlan, was v1alpha1.Install
 		msg += ": " + obj.Status.Message
 	}
 	r.Recorder.Eventf(obj, nil, eventType, string(obj.Status.Phase), "Sync", "%s", msg)
-}
-
-// countPlans sets install_plan_count.
-func (r *Reconciler) countPlans(ctx context.Context) {
-	var list v1alpha1.InstallPlanList
-	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
-		log.FromContext(ctx).Error(err, "count installplans")
-		return
-	}
-	metrics.InstallPlanCount.Set(float64(len(list.Items)))
 }
 
 // plannedBySubscription reports whether a Subscription controller made the plan: it is owned

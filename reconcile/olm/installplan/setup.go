@@ -18,6 +18,7 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/reconcile/olm/catalogsource"
+	"github.com/olmsync/olmsync/reconcile/olm/metrics"
 )
 
 // SetupWithManager builds the InstallPlan controller and registers it with the manager.
@@ -51,6 +52,7 @@ func SetupWithManager(mgr ctrl.Manager, catalogs *catalogsource.Registry, images
 		Recorder: mgr.GetEventRecorder(ControllerName),
 		Options:  opts,
 	}
+	metrics.InstallPlanCount.CountFrom(mgr.GetCache())
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&v1alpha1.InstallPlan{}).

@@ -80,6 +80,9 @@ type executor struct {
 	plan string
 	// warnings are CRD validation failures tolerated because of a conversion webhook.
 	warnings []string
+	// csvs are the CSVs the steps are owned by, read once per execution: a plan's RBAC and
+	// ServiceAccount steps all name the same CSV.
+	csvs map[string]*v1alpha1.ClusterServiceVersion
 }
 
 // execute runs one step and returns its new status.
@@ -145,9 +148,9 @@ func (e *executor) execute(ctx context.Context, s v1alpha1.Step) (v1alpha1.StepS
 // non-blocking owner reference (RBAC steps name the CSV without its UID, which exists only
 // now), cluster-scoped ones its owner labels.
 func (e *executor) own(ctx context.Context, u *unstructured.Unstructured, csvName string, namespaced bool) error {
-	csv := &v1alpha1.ClusterServiceVersion{}
-	if err := e.reader.Get(ctx, client.ObjectKey{Namespace: e.namespace, Name: csvName}, csv); err != nil {
-		return fmt.Errorf("get csv %s of the step: %w", csvName, err)
+	csv, err := e.csv(ctx, csvName)
+	if err != nil {
+		return err
 	}
 	if !namespaced {
 		labels := u.GetLabels()
@@ -175,6 +178,23 @@ func (e *executor) own(ctx context.Context, u *unstructured.Unstructured, csvNam
 	}
 	u.SetOwnerReferences(refs)
 	return nil
+}
+
+// csv reads the CSV of a step from the API server (the plan created it moments ago: the
+// cache may not show it), once per execution.
+func (e *executor) csv(ctx context.Context, name string) (*v1alpha1.ClusterServiceVersion, error) {
+	if csv, ok := e.csvs[name]; ok {
+		return csv, nil
+	}
+	csv := &v1alpha1.ClusterServiceVersion{}
+	if err := e.reader.Get(ctx, client.ObjectKey{Namespace: e.namespace, Name: name}, csv); err != nil {
+		return nil, fmt.Errorf("get csv %s of the step: %w", name, err)
+	}
+	if e.csvs == nil {
+		e.csvs = map[string]*v1alpha1.ClusterServiceVersion{}
+	}
+	e.csvs[name] = csv
+	return csv, nil
 }
 
 // createOrUpdate creates the object (Created) or, when it exists, updates it to the manifest,

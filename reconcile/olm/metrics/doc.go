@@ -3,6 +3,7 @@
 // dashboards and alerts written for OLM keep working: csv_count, csv_succeeded, csv_abnormal
 // and csv_upgrade_count, which the ClusterServiceVersion controller moves, and
 // install_plan_count, subscription_count, subscription_sync_total and catalog_source_count,
-// which the catalog controllers move. They are registered once, on controller-runtime's
-// metrics.Registry, so the manager's metrics endpoint serves them.
+// which the catalog controllers move. The four *_count gauges are counted in the manager's
+// cache when scraped (CacheCount), not after every reconcile. They are registered once, on
+// controller-runtime's metrics.Registry, so the manager's metrics endpoint serves them.
 package metrics

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
@@ -36,11 +37,10 @@ const noVersion = "0.0.0"
 
 // The collectors, with OLM's names and help texts.
 var (
-	// CSVCount is the number of CSVs in the cluster, copies left out.
-	CSVCount = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "csv_count",
-		Help: "Number of CSVs successfully registered",
-	})
+	// CSVCount is the number of CSVs in the cluster, copies left out, counted in the CSV
+	// controller's cache when scraped.
+	CSVCount = newCacheCount("csv_count", "Number of CSVs successfully registered",
+		func() client.ObjectList { return &v1alpha1.ClusterServiceVersionList{} }, notCopied)
 	// CSVSucceeded is 1 for a CSV in phase Succeeded, 0 for any other phase.
 	CSVSucceeded = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "csv_succeeded",
@@ -57,26 +57,20 @@ var (
 		Name: "csv_upgrade_count",
 		Help: "Monotonic count of CSV upgrades",
 	})
-	// InstallPlanCount is the number of InstallPlans in the cluster.
-	InstallPlanCount = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "install_plan_count",
-		Help: "Number of install plans",
-	})
-	// SubscriptionCount is the number of Subscriptions in the cluster.
-	SubscriptionCount = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "subscription_count",
-		Help: "Number of subscriptions",
-	})
+	// InstallPlanCount is the number of InstallPlans in the cluster, counted when scraped.
+	InstallPlanCount = newCacheCount("install_plan_count", "Number of install plans",
+		func() client.ObjectList { return &v1alpha1.InstallPlanList{} }, nil)
+	// SubscriptionCount is the number of Subscriptions in the cluster, counted when scraped.
+	SubscriptionCount = newCacheCount("subscription_count", "Number of subscriptions",
+		func() client.ObjectList { return &v1alpha1.SubscriptionList{} }, nil)
 	// SubscriptionSyncTotal counts the syncs of each Subscription; use SubscriptionSynced.
 	SubscriptionSyncTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "subscription_sync_total",
 		Help: "Monotonic count of subscription syncs",
 	}, []string{LabelName, LabelInstalled, LabelChannel, LabelPackage, LabelApproval})
-	// CatalogSourceCount is the number of CatalogSources in the cluster.
-	CatalogSourceCount = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "catalog_source_count",
-		Help: "Number of catalog sources",
-	})
+	// CatalogSourceCount is the number of CatalogSources in the cluster, counted when scraped.
+	CatalogSourceCount = newCacheCount("catalog_source_count", "Number of catalog sources",
+		func() client.ObjectList { return &v1alpha1.CatalogSourceList{} }, nil)
 	// CatalogSourceReady is 1 for a CatalogSource whose connection state is READY, 0 for any
 	// other; its series goes when the CatalogSource does.
 	CatalogSourceReady = prometheus.NewGaugeVec(prometheus.GaugeOpts{

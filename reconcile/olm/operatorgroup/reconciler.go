@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,6 +23,7 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/olm/groups"
 	"github.com/olmsync/olmsync/reconcile/olm/applier"
+	"github.com/olmsync/olmsync/reconcile/olm/patcher"
 )
 
 // ControllerName names the controller, its logger and the source of its Events.
@@ -54,11 +54,12 @@ type Options struct {
 type Reconciler struct {
 	// Client reads through the manager's cache and writes.
 	Client client.Client
-	// APIReader reads straight from the API server (required): the group being reconciled,
-	// whose status patch is the difference from the copy read — from a copy older than the
-	// controller's last status write, a condition or service account reference the sync
-	// removes, or targets it sets back, would be no difference and stay as that write left
-	// them — and ClusterRoles a label-filtered cache does not show.
+	// APIReader reads straight from the API server (required) the ClusterRoles a
+	// label-filtered cache does not show. The group being reconciled is read from the cache:
+	// its status write carries the resourceVersion read (patcher), so a copy older than the
+	// controller's last status write is refused instead of leaving what that write put there
+	// (a condition or service account reference the sync removes, or targets it sets back,
+	// would be no difference and stay).
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Options   Options
@@ -73,13 +74,13 @@ type step struct {
 // Reconcile brings one group's status and generated objects up to date.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, retErr error) {
 	og := &operatorsv1.OperatorGroup{}
-	if err := r.APIReader.Get(ctx, req.NamespacedName, og); err != nil {
+	if err := r.Client.Get(ctx, req.NamespacedName, og); err != nil {
 		if apierrors.IsNotFound(err) {
 			return reconcile.Result{}, r.cleanup(ctx, req.Namespace, req.Name)
 		}
 		return reconcile.Result{}, err
 	}
-	patcher := patch.NewSerialPatcher(og, r.Client)
+	writer := patcher.New(og, r.Client)
 	defer func() {
 		if og.Status.LastUpdated == nil {
 			// The CRD requires it in any status; a sync stopped before the target step (a
@@ -87,7 +88,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 			now := metav1.Now()
 			og.Status.LastUpdated = &now
 		}
-		if err := patcher.Patch(ctx, og); err != nil && !apierrors.IsNotFound(err) {
+		err := writer.Patch(ctx, og)
+		switch {
+		case patcher.IsStale(err):
+			// The cache had not caught up with the group: nothing was written, and the
+			// event of the newer version syncs it again (the group watch filters no update).
+			log.FromContext(ctx).V(1).Info("operatorgroup changed since read; its next event syncs it", "error", err.Error())
+		case err != nil && !apierrors.IsNotFound(err):
 			retErr = kerrors.NewAggregate([]error{retErr, fmt.Errorf("patch operatorgroup %s/%s: %w", og.Namespace, og.Name, err)})
 		}
 	}()
@@ -342,13 +349,22 @@ func (r *Reconciler) pruneProvidedAPIs(ctx context.Context, og *operatorsv1.Oper
 		return false, nil
 	}
 	// The patch carries the resourceVersion the sync started from, so that a concurrent change
-	// fails it. og itself keeps the old value: the deferred status patch must not touch metadata.
+	// fails it. og itself keeps the old annotations (the deferred status patch must not touch
+	// metadata) but takes the new resourceVersion, which the status patch is made under.
 	base := og.DeepCopy()
 	updated := og.DeepCopy()
 	updated.Annotations[operatorsv1.OperatorGroupProvidedAPIsAnnotationKey] = prune.ProvidedAPIs
-	if err := r.Client.Patch(ctx, updated, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+	err := r.Client.Patch(ctx, updated, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+	switch {
+	case apierrors.IsConflict(err):
+		// The group changed since read (the cache lagging, or a CSV adding its APIs): the
+		// newer version's event syncs it again; its status patch is refused too.
+		log.FromContext(ctx).V(1).Info("operatorgroup changed since read; not pruning from a stale view")
+		return true, nil
+	case err != nil:
 		return false, fmt.Errorf("prune %s: %w", operatorsv1.OperatorGroupProvidedAPIsAnnotationKey, err)
 	}
+	og.ResourceVersion = updated.ResourceVersion
 	return false, nil
 }
 

@@ -18,7 +18,10 @@ import (
 
 // TestSecondGroupGoneAfterAStaleRead: a namespace with two groups has MultipleOperatorGroup
 // on them; the sync that the removal of one wakes runs before the cache holds that status
-// write, and must still remove the condition from the group left.
+// write. Its status patch, the difference from the copy before the condition, would not
+// remove the condition: it must be refused, and the sync once the cache holds the write
+// removes the condition from the group left. The group is read from the cache, never from
+// the API server.
 func TestSecondGroupGoneAfterAStaleRead(t *testing.T) {
 	env := testenv.Get(t)
 	ctx := context.Background()
@@ -38,10 +41,9 @@ func TestSecondGroupGoneAfterAStaleRead(t *testing.T) {
 	if err := env.Client.Get(ctx, key, stale); err != nil {
 		t.Fatal(err)
 	}
-	r := &operatorgroup.Reconciler{
-		Client:    &olmtest.StaleCache{Client: env.Client, Stale: stale},
-		APIReader: env.Client,
-	}
+	lagging := &olmtest.StaleCache{Client: env.Client, Stale: stale}
+	reads := &olmtest.APIReads{Reader: env.Client}
+	r := &operatorgroup.Reconciler{Client: lagging, APIReader: reads}
 	og := syncAndGet(t, env, r, key)
 	if !apimeta.IsStatusConditionTrue(og.Status.Conditions, operatorsv1.MultipleOperatorGroupCondition) {
 		t.Fatalf("conditions %+v with two groups in the namespace, want %s", og.Status.Conditions, operatorsv1.MultipleOperatorGroupCondition)
@@ -50,12 +52,20 @@ func TestSecondGroupGoneAfterAStaleRead(t *testing.T) {
 	if err := env.Client.Delete(ctx, second); err != nil {
 		t.Fatal(err)
 	}
+	got := syncAndGet(t, env, r, key)
+	if got.ResourceVersion != og.ResourceVersion && apimeta.FindStatusCondition(got.Status.Conditions, operatorsv1.MultipleOperatorGroupCondition) != nil {
+		t.Errorf("the sync from the copy before the condition wrote a status that keeps it: %+v", got.Status.Conditions)
+	}
+	lagging.Stale = nil
 	og = syncAndGet(t, env, r, key)
 	if c := apimeta.FindStatusCondition(og.Status.Conditions, operatorsv1.MultipleOperatorGroupCondition); c != nil {
 		t.Errorf("condition %+v with one group left, want none", c)
 	}
 	if len(og.Status.Namespaces) != 1 || og.Status.Namespaces[0] != ns {
 		t.Errorf("namespaces %v, want [%s]", og.Status.Namespaces, ns)
+	}
+	if n := reads.Of(&operatorsv1.OperatorGroup{}); n > 0 {
+		t.Errorf("%d reads of the group from the API server, want none (the cache)", n)
 	}
 }
 
@@ -106,4 +116,38 @@ func syncAndGet(t *testing.T, env *testenv.Env, r *operatorgroup.Reconciler, key
 		t.Fatal(err)
 	}
 	return og
+}
+
+// TestPruneFromAStaleRead: a group lists an API in olm.providedAPIs that no CSV of its
+// namespace provides. A sync from a copy older than the group (the cache lagging behind a
+// label someone added) prunes nothing and fails nothing — the newer version's event syncs
+// the group again — and the sync from the current copy prunes the API.
+func TestPruneFromAStaleRead(t *testing.T) {
+	env := testenv.Get(t)
+	ctx := context.Background()
+	ns := olmtest.NewNamespace(t, env, "stale-prune")
+	key := client.ObjectKey{Namespace: ns, Name: "og"}
+	olmtest.Create(t, env, &operatorsv1.OperatorGroup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "og",
+			Annotations: map[string]string{operatorsv1.OperatorGroupProvidedAPIsAnnotationKey: "Gone.v1.gone.example.com"}},
+		Spec: operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{ns}},
+	})
+	stale := &operatorsv1.OperatorGroup{}
+	if err := env.Client.Get(ctx, key, stale); err != nil {
+		t.Fatal(err)
+	}
+	newer := stale.DeepCopy()
+	newer.Labels = map[string]string{"example.com/team": "a"}
+	if err := env.Client.Update(ctx, newer); err != nil {
+		t.Fatal(err)
+	}
+	lagging := &olmtest.StaleCache{Client: env.Client, Stale: stale}
+	r := &operatorgroup.Reconciler{Client: lagging, APIReader: env.Client}
+	if og := syncAndGet(t, env, r, key); og.ResourceVersion != newer.ResourceVersion {
+		t.Errorf("the sync from the stale copy wrote the group: %+v", og)
+	}
+	lagging.Stale = nil
+	if og := syncAndGet(t, env, r, key); og.Annotations[operatorsv1.OperatorGroupProvidedAPIsAnnotationKey] != "" {
+		t.Errorf("%s = %q, want the API no CSV provides pruned", operatorsv1.OperatorGroupProvidedAPIsAnnotationKey, og.Annotations[operatorsv1.OperatorGroupProvidedAPIsAnnotationKey])
+	}
 }

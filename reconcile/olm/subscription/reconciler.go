@@ -57,15 +57,25 @@ type Catalogs interface {
 type Reconciler struct {
 	// Client reads through the manager's cache and writes.
 	Client client.Client
-	// APIReader reads the namespace's Subscriptions, InstallPlans and CSVs straight from the
-	// API server: the pass decides from what it (and the InstallPlan controller) wrote moments
-	// ago — a plan, the reference to it, the CSV the plan created — which the cache may not
-	// show yet. A stale view would make a second plan for the same resolution, or take a
-	// Complete plan whose CSV the cache does not show yet for a deleted CSV.
+	// APIReader reads the namespace's Subscriptions straight from the API server, and what
+	// the cache's view of its InstallPlans and CSVs lacks. The Subscriptions are resolved
+	// together: a pass that sees one of two applied together resolves it without the other's
+	// constraints (an upgrade the other forbids). The plans and CSVs are read from the
+	// cache, but a pass decides only from a view that holds the plans the passes before
+	// wrote (written, Behind) and the CSV of each Complete plan (the InstallPlan
+	// controller's): from an older view it would make a second plan for the same
+	// resolution, or take a Complete plan whose CSV the cache does not show yet for a
+	// deleted CSV. Such a pass stops; the event of what the view lacks queues the namespace
+	// again.
 	APIReader client.Reader
 	Catalogs  Catalogs
 	Recorder  events.EventRecorder
 	Options   Options
+
+	// written are, by namespace, the writes of its passes that the cache did not show yet at
+	// its last pass.
+	writtenMu sync.Mutex
+	written   map[string][]Write
 
 	// seen are the Subscriptions of each namespace at its last pass, to forget the metric
 	// series of deleted ones.
@@ -91,6 +101,9 @@ type pass struct {
 	// needsPlan names the Subscriptions the resolution gave something new to install.
 	needsPlan map[string]bool
 	stop      bool
+	// stale says the cache's view does not hold the namespace's last writes yet: the pass
+	// decides and writes nothing.
+	stale bool
 	// requeue, when set, is how soon the namespace is looked at again (a failed plan to
 	// release).
 	requeue time.Duration
@@ -113,6 +126,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		{"adopt", r.adoptInstalled},
 		{"operatorgroup", r.checkOperatorGroup},
 		{"resolve", r.resolve},
+		{"confirm", r.confirmSubscriptions},
 		{"approve", r.approveWaiting},
 		{"create installplans", r.createPlans},
 	}
@@ -126,6 +140,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			break
 		}
 	}
+	if p.stale {
+		return reconcile.Result{}, kerrors.NewAggregate(errs)
+	}
 	// Whatever the steps got to is written, also after an error: a created InstallPlan must
 	// be referenced by its Subscription, or the next pass would make a second one.
 	if err := r.writeStatus(ctx, p); err != nil {
@@ -134,7 +151,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.collectPlans(ctx, p); err != nil {
 		errs = append(errs, err)
 	}
-	r.countSubscriptions(ctx)
 	if err := kerrors.NewAggregate(errs); err != nil {
 		return reconcile.Result{}, fmt.Errorf("namespace %s: %w", req.Namespace, err)
 	}
@@ -145,43 +161,41 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: requeue}, nil
 }
 
-// countSubscriptions sets subscription_count from the cache.
-func (r *Reconciler) countSubscriptions(ctx context.Context) {
-	var subs v1alpha1.SubscriptionList
-	if err := r.Client.List(ctx, &subs, client.UnsafeDisableDeepCopy); err != nil {
-		log.FromContext(ctx).Error(err, "count subscriptions")
-		return
-	}
-	metrics.SubscriptionCount.Set(float64(len(subs.Items)))
-}
-
-// read lists what the pass decides from. A namespace without Subscriptions has nothing to do.
+// read lists what the pass decides from — the Subscriptions from the API server, the rest
+// from the cache — and stops the pass when the cache does not show what it must
+// (cacheBehind). A namespace without Subscriptions has nothing to do.
 func (r *Reconciler) read(ctx context.Context, p *pass) error {
 	var subs v1alpha1.SubscriptionList
 	if err := r.APIReader.List(ctx, &subs, client.InNamespace(p.namespace)); err != nil {
 		return err
 	}
+	var ips v1alpha1.InstallPlanList
+	if err := r.Client.List(ctx, &ips, client.InNamespace(p.namespace)); err != nil {
+		return err
+	}
+	var csvs v1alpha1.ClusterServiceVersionList
+	if err := r.Client.List(ctx, &csvs, client.InNamespace(p.namespace)); err != nil {
+		return err
+	}
+	p.subs, p.plans, p.csvs = subs.Items, ips.Items, csvs.Items
+	behind, err := r.cacheBehind(ctx, p)
+	if err != nil || behind {
+		// Nothing is decided or written from this view, not even after an error.
+		p.stale, p.stop = true, true
+		return err
+	}
 	r.forgetDeleted(p.namespace, subs.Items)
 	if len(subs.Items) == 0 {
+		// Nothing to do: no plan of the namespace is collected for Subscriptions it has not.
+		p.subs, p.plans, p.csvs = nil, nil, nil
 		p.stop = true
 		return nil
 	}
-	slices.SortFunc(subs.Items, func(a, b v1alpha1.Subscription) int { return cmp.Compare(a.Name, b.Name) })
-	p.subs = subs.Items
-	p.before = make([]v1alpha1.Subscription, len(subs.Items))
-	for i := range subs.Items {
-		subs.Items[i].DeepCopyInto(&p.before[i])
+	slices.SortFunc(p.subs, func(a, b v1alpha1.Subscription) int { return cmp.Compare(a.Name, b.Name) })
+	p.before = make([]v1alpha1.Subscription, len(p.subs))
+	for i := range p.subs {
+		p.subs[i].DeepCopyInto(&p.before[i])
 	}
-	var ips v1alpha1.InstallPlanList
-	if err := r.APIReader.List(ctx, &ips, client.InNamespace(p.namespace)); err != nil {
-		return err
-	}
-	p.plans = ips.Items
-	var csvs v1alpha1.ClusterServiceVersionList
-	if err := r.APIReader.List(ctx, &csvs, client.InNamespace(p.namespace)); err != nil {
-		return err
-	}
-	p.csvs = csvs.Items
 	var groups operatorsv1.OperatorGroupList
 	if err := r.Client.List(ctx, &groups, client.InNamespace(p.namespace)); err != nil {
 		return err
@@ -254,6 +268,7 @@ func (r *Reconciler) approveWaiting(ctx context.Context, p *pass) error {
 		if err := r.Client.Patch(ctx, ip, client.MergeFrom(before)); err != nil {
 			return fmt.Errorf("approve installplan %s: %w", ip.Name, err)
 		}
+		r.wrote(p.namespace, v1alpha1.InstallPlanKind, ip)
 		r.Recorder.Eventf(s, ip, corev1.EventTypeNormal, "InstallPlanApproved", "Approve", "installplan %s: %s", ip.Name, a.Why)
 	}
 	return nil
@@ -370,6 +385,45 @@ func (r *Reconciler) resolve(ctx context.Context, p *pass) error {
 	return nil
 }
 
+// confirmSubscriptions stops a pass that is about to act on its resolution — create a plan,
+// approve one — when the namespace's Subscriptions are no longer the ones it resolved
+// (SameSubscriptions), from one metadata-only list. OLM resolves a namespace's Subscriptions
+// together: one created while the pass resolved the others (applied with them, a moment
+// later) was left out, and a plan made without its constraints may install what it forbids;
+// the next pass, resolving both, would make a second plan for the first while the first
+// plan runs. Such a pass decides and writes nothing: the new Subscription's event queues the
+// namespace again. The list is made only by passes that act, so not in steady state.
+func (r *Reconciler) confirmSubscriptions(ctx context.Context, p *pass) error {
+	if !p.acts() {
+		return nil
+	}
+	var now metav1.PartialObjectMetadataList
+	now.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.SubscriptionKind + "List"))
+	if err := r.APIReader.List(ctx, &now, client.InNamespace(p.namespace)); err != nil {
+		return err
+	}
+	if SameSubscriptions(p.before, now.Items) {
+		return nil
+	}
+	log.FromContext(ctx).V(1).Info("the namespace's subscriptions changed while it was resolved; their event queues it again", "namespace", p.namespace)
+	p.stale, p.stop = true, true
+	return nil
+}
+
+// acts reports whether the rest of the pass writes a plan: one to create, or one to approve.
+func (p *pass) acts() bool {
+	if len(p.needsPlan) > 0 {
+		return true
+	}
+	for i := range p.subs {
+		s := &p.subs[i]
+		if _, ok := ApprovesWaitingPlan(s, p.planOf(s), p.result.Subscription(s.Name)); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // createPlans makes one InstallPlan for each Subscription the resolution gave something new
 // to install (see Split), approved as DecideApproval says.
 func (r *Reconciler) createPlans(ctx context.Context, p *pass) error {
@@ -412,6 +466,7 @@ func (r *Reconciler) createPlans(ctx context.Context, p *pass) error {
 				if err := r.Client.Status().Update(ctx, ip); err != nil {
 					return fmt.Errorf("write the steps of installplan %s: %w", ip.Name, err)
 				}
+				r.wrote(p.namespace, v1alpha1.InstallPlanKind, ip)
 			}
 			PlanCreated(s, ip, res.Resolution.Next, p.now)
 			continue
@@ -423,6 +478,7 @@ func (r *Reconciler) createPlans(ctx context.Context, p *pass) error {
 		if err := installplan.Create(ctx, r.Client, ip); err != nil {
 			return fmt.Errorf("subscription %s: %w", s.Name, err)
 		}
+		r.wrote(p.namespace, v1alpha1.InstallPlanKind, ip)
 		PlanCreated(s, ip, res.Resolution.Next, p.now)
 		r.Recorder.Eventf(s, ip, corev1.EventTypeNormal, "InstallPlanCreated", "Resolve",
 			"installplan %s installs %s (%s)", ip.Name, res.Resolution.Next, a.Why)
@@ -430,7 +486,12 @@ func (r *Reconciler) createPlans(ctx context.Context, p *pass) error {
 	return nil
 }
 
-// writeStatus writes the status of every Subscription the pass changed.
+// writeStatus writes the status of every Subscription the pass changed. The patch carries
+// no resourceVersion: only this controller writes a Subscription's status, and the pass's
+// view holds its last writes (Behind), so the difference is from the status as written; a
+// change of the spec or metadata meanwhile must not make the write fail — a plan this pass
+// created would be left without its reference, and once Complete no pass would take it
+// back (ReusablePlan takes only a plan still running).
 func (r *Reconciler) writeStatus(ctx context.Context, p *pass) error {
 	var errs []error
 	for i := range p.subs {
@@ -439,11 +500,109 @@ func (r *Reconciler) writeStatus(ctx context.Context, p *pass) error {
 		if equality.Semantic.DeepEqual(p.before[i].Status, s.Status) {
 			continue
 		}
-		if err := r.Client.Status().Patch(ctx, s, client.MergeFrom(&p.before[i])); err != nil && !apierrors.IsNotFound(err) {
+		err := r.Client.Status().Patch(ctx, s, client.MergeFrom(&p.before[i]))
+		switch {
+		case err == nil:
+			r.wrote(p.namespace, v1alpha1.SubscriptionKind, s)
+		case !apierrors.IsNotFound(err):
 			errs = append(errs, fmt.Errorf("write status of subscription %s: %w", s.Name, err))
 		}
 	}
 	return kerrors.NewAggregate(errs)
+}
+
+// wrote remembers a write of the namespace's pass, for the next pass to wait for (Behind).
+func (r *Reconciler) wrote(namespace, kind string, obj client.Object) {
+	r.writtenMu.Lock()
+	defer r.writtenMu.Unlock()
+	if r.written == nil {
+		r.written = map[string][]Write{}
+	}
+	w := Write{Kind: kind, Name: obj.GetName(), ResourceVersion: obj.GetResourceVersion()}
+	ws := slices.DeleteFunc(r.written[namespace], func(o Write) bool { return o.Kind == kind && o.Name == w.Name })
+	r.written[namespace] = append(ws, w)
+}
+
+// cacheBehind reports whether the cache's view of the namespace (p's lists) lacks a write of
+// its passes before, or the CSV of a Complete plan a Subscription refers to. What the view
+// does not hold at all is asked of the API server: gone (nothing to wait for) or not in the
+// cache yet. Writes the view shows are forgotten.
+func (r *Reconciler) cacheBehind(ctx context.Context, p *pass) (bool, error) {
+	r.writtenMu.Lock()
+	writes := slices.Clone(r.written[p.namespace])
+	r.writtenMu.Unlock()
+	view := map[string]map[string]string{v1alpha1.SubscriptionKind: {}, v1alpha1.InstallPlanKind: {}}
+	for i := range p.subs {
+		view[v1alpha1.SubscriptionKind][p.subs[i].Name] = p.subs[i].ResourceVersion
+	}
+	for i := range p.plans {
+		view[v1alpha1.InstallPlanKind][p.plans[i].Name] = p.plans[i].ResourceVersion
+	}
+	lag := Behind(writes, view)
+	for _, w := range lag.Missing {
+		obj := client.Object(&v1alpha1.Subscription{})
+		if w.Kind == v1alpha1.InstallPlanKind {
+			obj = &v1alpha1.InstallPlan{}
+		}
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: p.namespace, Name: w.Name}, obj)
+		switch {
+		case apierrors.IsNotFound(err):
+			lag.Shown = append(lag.Shown, w)
+		case err != nil:
+			return false, err
+		default:
+			lag.Older = append(lag.Older, w)
+		}
+	}
+	r.forgetWrites(p.namespace, lag.Shown)
+	if len(lag.Older) > 0 {
+		log.FromContext(ctx).V(1).Info("the cache does not show the namespace's last writes yet; their events queue it again", "writes", lag.Older)
+		return true, nil
+	}
+	csv, err := r.missingInstalledCSV(ctx, p)
+	if err != nil || csv == "" {
+		return false, err
+	}
+	log.FromContext(ctx).V(1).Info("the cache does not show the csv of a complete installplan yet; its event queues the namespace again", "csv", csv)
+	return true, nil
+}
+
+// missingInstalledCSV returns the currentCSV of a Subscription whose plan is Complete that
+// the cache does not hold but the API server does (the InstallPlan controller made it
+// moments ago), or "". SyncInstalledCSV would take it for deleted.
+func (r *Reconciler) missingInstalledCSV(ctx context.Context, p *pass) (string, error) {
+	for i := range p.subs {
+		s := &p.subs[i]
+		ip := p.planOf(s)
+		if s.Status.CurrentCSV == "" || ip == nil || ip.Status.Phase != v1alpha1.InstallPlanPhaseComplete ||
+			slices.ContainsFunc(p.csvs, func(c v1alpha1.ClusterServiceVersion) bool { return c.Name == s.Status.CurrentCSV }) {
+			continue
+		}
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: p.namespace, Name: s.Status.CurrentCSV}, &v1alpha1.ClusterServiceVersion{})
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return "", err
+		}
+		return s.Status.CurrentCSV, nil
+	}
+	return "", nil
+}
+
+// forgetWrites drops the namespace's writes the cache shows.
+func (r *Reconciler) forgetWrites(namespace string, shown []Write) {
+	if len(shown) == 0 {
+		return
+	}
+	r.writtenMu.Lock()
+	defer r.writtenMu.Unlock()
+	ws := slices.DeleteFunc(r.written[namespace], func(w Write) bool { return slices.Contains(shown, w) })
+	if len(ws) == 0 {
+		delete(r.written, namespace)
+		return
+	}
+	r.written[namespace] = ws
 }
 
 // collectPlans deletes InstallPlans beyond MaxInstallPlans (PlansToDelete).

@@ -12,6 +12,7 @@ import (
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/reconcile/olm/metrics"
 )
 
 // SetupWithManager builds the Subscription controller and registers it with the manager.
@@ -26,6 +27,7 @@ func SetupWithManager(mgr ctrl.Manager, catalogs Catalogs, opts Options) error {
 		Recorder:  mgr.GetEventRecorder(ControllerName),
 		Options:   opts,
 	}
+	metrics.SubscriptionCount.CountFrom(mgr.GetCache())
 	byNamespace := handler.EnqueueRequestsFromMapFunc(namespaceOf)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
