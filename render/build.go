@@ -383,7 +383,7 @@ func (b *builder) generatorLine(file string, by yaml.ResourceIdentifier, name st
 func (b *builder) readPlainFolder(p *plan) ([]*Object, error) {
 	var objs []*Object
 	for _, file := range p.files {
-		mf, err := b.r.manifestsIn(file)
+		mf, _, err := b.r.trees(file)
 		if err != nil {
 			return nil, &BuildError{App: p.app.ID(), File: file, Err: err}
 		}

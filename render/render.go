@@ -168,6 +168,8 @@ func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// The builds read no tree planning kept; they hold the rendered objects instead.
+	r.releaseTrees()
 
 	if needsCapture(plans, &opts) {
 		release, err := stray.acquire()
