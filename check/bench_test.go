@@ -11,9 +11,11 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,10 +43,12 @@ const (
 // TestMain runs the benchmark's child processes.
 func TestMain(m *testing.M) {
 	if what := os.Getenv(benchChildEnv); what != "" {
+		live := watchLiveHeap()
 		if err := benchChild(what, os.Getenv(benchRepoEnv)); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
+		fmt.Printf("%s %d\n", peakLiveLinePrefix, live()/1024)
 		// The child's own peak, which getrusage cannot give the parent: Go starts a child
 		// with vfork, sharing the parent's memory until exec, so the child's ru_maxrss is
 		// at least the parent's peak — the benchmark's, hundreds of MB by then.
@@ -105,7 +109,7 @@ func BenchmarkCheck(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	idle := childPeakRSS(b, "idle", dir)
+	idle, _ := childPeak(b, "idle", dir)
 	first, err := Run(context.Background(), tree, Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -124,7 +128,9 @@ func BenchmarkCheck(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(shape.Objects()), "objects")
-		b.ReportMetric(childPeakRSS(b, "render", dir), "peak-RSS-MB")
+		rss, live := childPeak(b, "render", dir)
+		b.ReportMetric(rss, "peak-RSS-MB")
+		b.ReportMetric(live, "peak-live-MB")
 		b.ReportMetric(idle, "idle-RSS-MB")
 	})
 
@@ -140,7 +146,9 @@ func BenchmarkCheck(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(violations), "violations")
-		b.ReportMetric(childPeakRSS(b, "check", dir), "peak-RSS-MB")
+		rss, live := childPeak(b, "check", dir)
+		b.ReportMetric(rss, "peak-RSS-MB")
+		b.ReportMetric(live, "peak-live-MB")
 		b.ReportMetric(idle, "idle-RSS-MB")
 	})
 
@@ -220,12 +228,14 @@ func BenchmarkCheck(b *testing.B) {
 			whole += time.Since(start)
 			b.StartTimer()
 		}
-		floorRSS := childPeakRSS(b, "floor", dir, benchAppsEnv+"="+strings.Join(paths, "\n"))
-		checkRSS := childPeakRSS(b, "check", dir)
+		floorRSS, floorLive := childPeak(b, "floor", dir, benchAppsEnv+"="+strings.Join(paths, "\n"))
+		checkRSS, checkLive := childPeak(b, "check", dir)
 		b.ReportMetric(float64(len(paths)), "apps")
 		b.ReportMetric(floorRSS, "peak-RSS-MB")
 		b.ReportMetric(float64(whole)/float64(floor), "x-floor-time")
 		b.ReportMetric(checkRSS/floorRSS, "x-floor-memory")
+		b.ReportMetric(floorLive, "peak-live-MB")
+		b.ReportMetric(checkLive, "check-peak-live-MB")
 	})
 
 	b.Run("kustomize+conftest", func(b *testing.B) {
@@ -384,9 +394,9 @@ func (c *cliComparison) run(b *testing.B) (violations int, peakMB float64, took 
 	return violations, peakMB, took
 }
 
-// childPeakRSS runs one render or check (or nothing: idle) of the repository at dir in a
-// fresh process and returns its peak resident memory in MB.
-func childPeakRSS(b *testing.B, what, dir string, env ...string) float64 {
+// childPeak runs one render or check (or nothing: idle) of the repository at dir in a
+// fresh process and returns its peak resident memory and its peak live heap in MB.
+func childPeak(b *testing.B, what, dir string, env ...string) (rssMB, liveMB float64) {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(append(os.Environ(), benchChildEnv+"="+what, benchRepoEnv+"="+dir), env...)
@@ -396,7 +406,40 @@ func childPeakRSS(b *testing.B, what, dir string, env ...string) float64 {
 		b.Fatalf("benchmark child %s: %v\n%s", what, err, out)
 	}
 	b.Logf("%s in a fresh process: %s", what, time.Since(start).Round(time.Millisecond))
-	return measuredPeakMB(cmd, out)
+	kb, _ := reportedKB(out, peakLiveLinePrefix)
+	return measuredPeakMB(cmd, out), kb / 1024
+}
+
+// watchLiveHeap samples the live heap (as each garbage collection measures it) every
+// millisecond until the returned function is called, which gives the largest seen in
+// bytes. Where the RSS is, a profile shows only allocations; this says how much of the
+// peak is data the program holds, and how much the garbage collector's headroom.
+func watchLiveHeap() (peak func() uint64) {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	var highest atomic.Uint64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > highest.Load() {
+				highest.Store(v)
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(stop)
+		<-done
+		return highest.Load()
+	}
 }
 
 // measured is a command whose peak memory measuredPeakMB can tell: run under GNU time
@@ -415,18 +458,29 @@ const gnuTime = "/usr/bin/time"
 // measuredPeakMB is the peak memory of a finished measured command, from GNU time's line
 // in its output, else getrusage (an upper bound).
 func measuredPeakMB(cmd *exec.Cmd, output []byte) float64 {
-	for line := range strings.Lines(string(output)) {
-		if kb, ok := strings.CutPrefix(strings.TrimSpace(line), peakLinePrefix+" "); ok {
-			if n, err := strconv.ParseFloat(kb, 64); err == nil {
-				return n / 1024
-			}
-		}
+	if kb, ok := reportedKB(output, peakLinePrefix); ok {
+		return kb / 1024
 	}
 	return peakRSSMB(cmd.ProcessState)
 }
 
+// reportedKB reads the figure of the output's line starting with prefix.
+func reportedKB(output []byte, prefix string) (float64, bool) {
+	for line := range strings.Lines(string(output)) {
+		if kb, ok := strings.CutPrefix(strings.TrimSpace(line), prefix+" "); ok {
+			if n, err := strconv.ParseFloat(kb, 64); err == nil {
+				return n, true
+			}
+		}
+	}
+	return 0, false
+}
+
 // peakLinePrefix starts the line on which a benchmark child reports its peak memory.
 const peakLinePrefix = "olmsync-bench-peak-kb"
+
+// peakLiveLinePrefix starts the line on which a benchmark child reports its peak live heap.
+const peakLiveLinePrefix = "olmsync-bench-peak-live-kb"
 
 // selfPeakKB is this process's peak resident memory (VmHWM) in kB, where /proc has it.
 func selfPeakKB() (int64, bool) {

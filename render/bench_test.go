@@ -2,6 +2,8 @@ package render
 
 import (
 	"context"
+	"runtime"
+	"runtime/metrics"
 	"testing"
 
 	"github.com/olmsync/olmsync/render/rendertest"
@@ -25,10 +27,28 @@ func TestBenchmarkRepositoryShape(t *testing.T) {
 	}
 }
 
+// retainedMB is how much live heap what fn returns holds, in MB: the live heap after a
+// garbage collection with it kept, less the live heap before.
+func retainedMB(b *testing.B, fn func() any) float64 {
+	b.Helper()
+	live := func() uint64 {
+		runtime.GC()
+		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	before := live()
+	kept := fn()
+	after := live()
+	runtime.KeepAlive(kept)
+	return (float64(after) - float64(before)) / (1 << 20)
+}
+
 // BenchmarkRender renders the generated repository of 300 apps and 5,000 objects (25
 // clusters found through Argo CD Applications): discovery, planning, kustomize builds and
 // provenance, from an in-memory filesystem (what a committed revision gives) and from disk
-// (a working tree).
+// (a working tree). retained-MB is what one render's Result holds once it is done: the
+// rendered objects, most of it.
 func BenchmarkRender(b *testing.B) {
 	for _, disk := range []bool{false, true} {
 		name, mk := "memory", memRepo
@@ -48,6 +68,13 @@ func BenchmarkRender(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(rendertest.Benchmark.Objects()), "objects/op")
+			b.ReportMetric(retainedMB(b, func() any {
+				res, err := Render(context.Background(), fsys, root, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				return res
+			}), "retained-MB")
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unique"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/konfig"
@@ -232,7 +233,7 @@ func mergeMapping(out map[string]any, n *yaml.Node) error {
 		if err != nil {
 			return err
 		}
-		out[k.Value] = val
+		out[intern(k.Value)] = val
 	}
 	for _, m := range merges {
 		if m.Kind == yaml.AliasNode {
@@ -259,6 +260,19 @@ func mergeMapping(out map[string]any, n *yaml.Node) error {
 	}
 	return nil
 }
+
+// maxInterned is the longest string value intern shares. Keys are always shared: a
+// repository's objects use few. Short values repeat too (apiVersions, kinds, "TCP",
+// "Always", label values), long ones rarely, and interning one nothing shares costs more
+// than it saves.
+const maxInterned = 32
+
+// intern returns the one copy of s every rendered object shares. The rendered objects are
+// what a check holds longest, and each of their keys and values was a string of its own,
+// allocated by the YAML parser of the app's build: on the 300-app benchmark repository
+// (5,000 objects) sharing them takes the objects from 13.0 to 11.9 MB (issue 18).
+// unique's table holds its copies weakly: a string no object uses any more is freed.
+func intern(s string) string { return unique.Make(s).Value() }
 
 func jsonScalar(n *yaml.Node) (any, error) {
 	switch n.ShortTag() {
@@ -289,6 +303,9 @@ func jsonScalar(n *yaml.Node) (any, error) {
 			return int64(f), nil
 		}
 		return f, nil
+	}
+	if len(n.Value) <= maxInterned {
+		return intern(n.Value), nil
 	}
 	return n.Value, nil // strings, timestamps, binary: as written
 }
@@ -383,7 +400,7 @@ func (b *builder) generatorLine(file string, by yaml.ResourceIdentifier, name st
 func (b *builder) readPlainFolder(p *plan) ([]*Object, error) {
 	var objs []*Object
 	for _, file := range p.files {
-		mf, err := b.r.manifestsIn(file)
+		mf, _, err := b.r.trees(file)
 		if err != nil {
 			return nil, &BuildError{App: p.app.ID(), File: file, Err: err}
 		}

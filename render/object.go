@@ -17,6 +17,8 @@ type Object struct {
 	// Manifest is the object exactly as it would be applied: kustomize's output with the
 	// origin annotations olmsync added removed. Never rewritten by olmsync otherwise
 	// (in particular, metadata.namespace is not filled in: see EffectiveNamespace).
+	// Objects of one render share the maps and lists they have in common (a base rendered
+	// into many apps): read it, or change a DeepCopy, never the Manifest itself.
 	Manifest *unstructured.Unstructured `json:"object"`
 	// App is the name of the app that rendered it; Cluster the app's cluster.
 	App     string `json:"app"`

@@ -168,6 +168,8 @@ func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// The builds read no tree planning kept; they hold the rendered objects instead.
+	r.releaseTrees()
 
 	if needsCapture(plans, &opts) {
 		release, err := stray.acquire()
@@ -180,7 +182,11 @@ func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, e
 	kustomizeState.Lock()
 	parseSchema()
 	kustomizeState.Unlock()
+	shared := newSharer()
 	parallel(ctx, opts.Parallelism, len(res.Apps), func(i int) {
+		// Once built, decrypted and post-built, an app's objects share what they have in
+		// common with the apps built before (see sharer).
+		defer func() { shared.objects(res.Apps[i].Objects) }()
 		if e := reused[i]; e != nil {
 			if perr := opts.PostBuild.apply(res.Apps[i].Objects); perr != nil {
 				res.Apps[i].Objects, res.Apps[i].Err = nil, &BuildError{App: res.Apps[i].ID(), File: e.file, Err: perr}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -35,6 +36,9 @@ type repo struct {
 	walked, listed map[string]bool
 	// sortedListed is listed's files in order, made when the render cache first needs it.
 	sortedListed []string
+	// treesReleased: planning is over, and manifest files keep only their documents'
+	// identities and lines (see releaseTrees).
+	treesReleased bool
 }
 
 type onceEntry[T any] struct {
@@ -265,7 +269,9 @@ func unknownFieldLine(n *yaml.Node, msg string) int {
 type manifestFile struct {
 	File string
 	Docs []manifestDoc
-	// roots are the documents as parsed, List documents whole (markManifest writes them).
+	// roots are the documents as parsed, List documents whole. Nil, as every Docs' Node,
+	// once the file's trees were released (see repo.releaseTrees): trees is then the way
+	// to them.
 	roots []*yaml.Node
 }
 
@@ -276,7 +282,48 @@ type manifestDoc struct {
 	Kind       string
 	Name       string
 	Namespace  string
-	Node       *yaml.Node
+	// Node is the document's tree; nil once the file's trees were released.
+	Node *yaml.Node
+}
+
+// identities is the file without its trees: what tracing an object back to its document
+// reads.
+func (mf *manifestFile) identities() *manifestFile {
+	lean := &manifestFile{File: mf.File, Docs: slices.Clone(mf.Docs)}
+	for i := range lean.Docs {
+		lean.Docs[i].Node = nil
+	}
+	return lean
+}
+
+// releaseTrees drops the parsed trees of every manifest file read so far, keeping their
+// documents' identities and lines, and makes later reads keep only those. Planning reads
+// every manifest of every app as a tree (to validate it and to find what each app needs);
+// the builds need a file's tree once at most (to mark it, or to read a plain folder), and
+// holding every tree of the repository until the last app is built cost as much memory as
+// a third of the rendered objects (issue 18). The caller guarantees that nothing reads
+// the files meanwhile: it runs between the planning and the builds.
+func (r *repo) releaseTrees() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.treesReleased = true
+	for _, e := range r.files {
+		if e.val != nil && e.val.roots != nil {
+			e.val = e.val.identities()
+		}
+	}
+}
+
+// trees returns the manifest file with its trees: the cached ones while planning, else
+// parsed again from its content. fresh reports trees that nothing else holds, which the
+// caller may change.
+func (r *repo) trees(file string) (mf *manifestFile, fresh bool, err error) {
+	mf, err = r.manifestsIn(file)
+	if err != nil || mf.roots != nil || len(mf.Docs) == 0 {
+		return mf, false, err
+	}
+	mf, err = r.parseManifests(file)
+	return mf, true, err
 }
 
 // manifestsIn reads and indexes a manifest file. Malformed YAML is a *YAMLError.
@@ -293,6 +340,21 @@ func (r *repo) manifestsIn(file string) (*manifestFile, error) {
 }
 
 func (r *repo) readManifests(file string) (*manifestFile, error) {
+	mf, err := r.parseManifests(file)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	released := r.treesReleased
+	r.mu.Unlock()
+	if released {
+		return mf.identities(), nil
+	}
+	return mf, nil
+}
+
+// parseManifests reads and indexes a manifest file, trees included, without caching it.
+func (r *repo) parseManifests(file string) (*manifestFile, error) {
 	raw, err := r.readFile(file)
 	if err != nil {
 		return nil, err

@@ -78,13 +78,16 @@ func (r *repo) markManifest(file string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	mf, err := r.manifestsIn(file) // parsed once for planning; copied here, never changed
+	mf, fresh, err := r.trees(file)
 	if err != nil {
 		return nil, err
 	}
 	var b strings.Builder
 	for i, root := range mf.roots {
-		rn := yaml.NewRNode(root).Copy()
+		rn := yaml.NewRNode(root)
+		if !fresh { // the planning's trees: marked on a copy, never changed
+			rn = rn.Copy()
+		}
 		if !markObjects(rn.YNode(), file) {
 			return raw, nil
 		}
