@@ -227,6 +227,22 @@ func OwnGroup(tb testing.TB, env *testenv.Env, ns string) {
 	})
 }
 
+// OwnGroupTargeted is OwnGroup with the status the OperatorGroup controller would write
+// (status.namespaces: ns), for a test that runs no OperatorGroup controller.
+func OwnGroupTargeted(tb testing.TB, env *testenv.Env, ns string) {
+	tb.Helper()
+	og := &operatorsv1.OperatorGroup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "og"},
+		Spec:       operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{ns}},
+	}
+	Create(tb, env, og)
+	now := metav1.Now()
+	og.Status.Namespaces, og.Status.LastUpdated = []string{ns}, &now
+	if err := env.Client.Status().Update(context.Background(), og); err != nil {
+		tb.Fatalf("write the status of OperatorGroup %s/og: %v", ns, err)
+	}
+}
+
 // Eventually polls check until it returns nil, failing the test with its last error after
 // 90 seconds (an operator installed through a Sync under -race on a busy machine).
 func Eventually(tb testing.TB, what string, check func() error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -58,13 +57,7 @@ func TestRequirementsClearedAfterAStaleRead(t *testing.T) {
 	env := testenv.Get(t)
 	ctx := context.Background()
 	ns := newNamespace(t, env, "stale-read")
-	og := operatorGroup(t, env, ns, "og", ns)
-	// No OperatorGroup controller runs here: write the targets it would.
-	now := metav1.Now()
-	og.Status.Namespaces, og.Status.LastUpdated = []string{ns}, &now
-	if err := env.Client.Status().Update(ctx, og); err != nil {
-		t.Fatal(err)
-	}
+	olmtest.OwnGroupTargeted(t, env, ns) // no OperatorGroup controller runs here
 	obj := &v1alpha1.ClusterServiceVersion{}
 	if err := yaml.UnmarshalStrict([]byte(gadgetCSV), obj); err != nil {
 		t.Fatal(err)

@@ -5,12 +5,10 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/yaml"
 
-	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
@@ -24,17 +22,7 @@ func TestStepsReadTheirCSVOnce(t *testing.T) {
 	env := testenv.Get(t)
 	ctx := context.Background()
 	ns := olmtest.NewNamespace(t, env, "own-once")
-	olmtest.OwnGroup(t, env, ns)
-	// No OperatorGroup controller runs here: write the targets it would.
-	og := &operatorsv1.OperatorGroup{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "og"}, og); err != nil {
-		t.Fatal(err)
-	}
-	now := metav1.Now()
-	og.Status.Namespaces, og.Status.LastUpdated = []string{ns}, &now
-	if err := env.Client.Status().Update(ctx, og); err != nil {
-		t.Fatal(err)
-	}
+	olmtest.OwnGroupTargeted(t, env, ns) // no OperatorGroup controller runs here
 	manifest := func(y string) string {
 		t.Helper()
 		j, err := yaml.YAMLToJSON([]byte(y))

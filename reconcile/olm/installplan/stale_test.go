@@ -5,13 +5,11 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/yaml"
 
-	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
@@ -78,17 +76,7 @@ func TestStaleCopyOfThePlanExecutesNothing(t *testing.T) {
 	ctx := context.Background()
 	ns := olmtest.NewNamespace(t, env, "stale-exec")
 	group := ns + ".example.com"
-	olmtest.OwnGroup(t, env, ns)
-	// No OperatorGroup controller runs here: write the targets it would.
-	og := &operatorsv1.OperatorGroup{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "og"}, og); err != nil {
-		t.Fatal(err)
-	}
-	now := metav1.Now()
-	og.Status.Namespaces, og.Status.LastUpdated = []string{ns}, &now
-	if err := env.Client.Status().Update(ctx, og); err != nil {
-		t.Fatal(err)
-	}
+	olmtest.OwnGroupTargeted(t, env, ns) // no OperatorGroup controller runs here
 	const csvName = "widget.v1.0.0"
 	step := func(kind, group, version, name, manifest string) v1alpha1.Step {
 		j, err := yaml.YAMLToJSON([]byte(manifest))
