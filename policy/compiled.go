@@ -98,15 +98,7 @@ func (c *CompileCache) compile(ctx context.Context, user []regoFile) (*compiled,
 
 // sourceDigest is the digest of the built-in rules' files and the users', names and bytes.
 func sourceDigest(user []regoFile) string {
-	h := sha256.New()
-	h.Write([]byte(builtinDigest()))
-	for _, f := range user {
-		h.Write([]byte(f.name))
-		h.Write([]byte{0})
-		h.Write(f.data)
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return digest([]byte(builtinDigest()), user)
 }
 
 // builtinFiles are the built-in rules' files, read once: they are embedded in the binary.
@@ -119,13 +111,17 @@ var builtinFiles = sync.OnceValue(func() []regoFile {
 })
 
 // builtinDigest is the digest of builtinFiles, the start of every sourceDigest.
-var builtinDigest = sync.OnceValue(func() string {
+var builtinDigest = sync.OnceValue(func() string { return digest(nil, builtinFiles()) })
+
+// digest hashes prefix, then each file's name and bytes.
+func digest(prefix []byte, files []regoFile) string {
 	h := sha256.New()
-	for _, f := range builtinFiles() {
+	h.Write(prefix)
+	for _, f := range files {
 		h.Write([]byte(f.name))
 		h.Write([]byte{0})
 		h.Write(f.data)
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil))
-})
+}

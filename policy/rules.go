@@ -92,7 +92,7 @@ func BuiltinRules() []Rule {
 }
 
 var builtinCatalog = sync.OnceValue(func() []Rule {
-	modules, problems := parseFolder(PolicySource{Root: builtinRoot, FS: builtinFS}, false)
+	modules, problems := parseFiles(builtinFiles())
 	if len(problems) > 0 {
 		panic(fmt.Sprintf("built-in rules do not parse: %v", problems))
 	}
