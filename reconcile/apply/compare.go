@@ -63,14 +63,15 @@ func Drift(live, dryRun *unstructured.Unstructured) []string {
 // objects shows what Drift counted and nothing else.
 func Normalized(obj *unstructured.Unstructured) map[string]any {
 	c := obj.DeepCopy()
-	remove := jsondiff.GenerateRemovePatch(serverFields...)
+	for _, p := range serverFields {
+		unstructured.RemoveNestedField(c.Object, strings.Split(p[1:], "/")...)
+	}
 	for sel, paths := range ignored {
+		// A JSON round trip, so only for the kinds with rules; a missing path is no error.
 		if sel.MatchUnstructured(c) {
-			remove = append(remove, jsondiff.GenerateRemovePatch(paths...)...)
+			_ = jsondiff.ApplyPatchToUnstructured(c, jsondiff.GenerateRemovePatch(paths...))
 		}
 	}
-	// Removing a path the object does not have is no error there.
-	_ = jsondiff.ApplyPatchToUnstructured(c, remove)
 	// Removing the last annotation or label leaves an empty map where the other side has none.
 	for _, field := range []string{"annotations", "labels"} {
 		if m, found, _ := unstructured.NestedMap(c.Object, "metadata", field); found && len(m) == 0 {
