@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -371,9 +370,7 @@ func TestAPIServerRestartMidInstall(t *testing.T) {
 	go func() { olmtest.KeepDeploymentsAvailable(ctx, env.Client, ns); close(kubelet) }()
 	t.Cleanup(func() { cancel(); <-kubelet })
 	got := operatorHealthy(t, env, s, ns, up.Head(t), v100.Name())
-	if plans := installPlans(t, env, ns); !slices.Equal(plans, []string{"[widget.v1.0.0] Complete"}) {
-		t.Errorf("InstallPlans %v, want the one Complete plan", plans)
-	}
+	plansSettle(t, env, ns, "[widget.v1.0.0] Complete")
 	if diff := cmp.Diff(before.Status.Inventory, got.Status.Inventory); diff != "" {
 		t.Errorf("the inventory changed across the restart (-before +after):\n%s", diff)
 	}

@@ -76,17 +76,13 @@ func TestOperatorInstalledFromGit(t *testing.T) {
 	if !hasEntry(got, ns+"_w_"+api.Group+"_Widget") {
 		t.Errorf("the Widget is not in the inventory: %+v", got.Status.Inventory)
 	}
-	if plans := installPlans(t, env, ns); !slices.Equal(plans, []string{"[widget.v1.0.0] Complete"}) {
-		t.Errorf("InstallPlans %v, want one Complete plan of widget.v1.0.0", plans)
-	}
+	plansSettle(t, env, ns, "[widget.v1.0.0] Complete")
 
 	// A new version in the catalog, through Git.
 	v110 := olmtest.Bundle{Package: "widget", Version: "1.1.0", Replaces: v100.Name(), Owns: []olmtest.API{api}}
 	upgrade := up.Push(t, operatorRepository(t, ns, api, v100, v110), "widget 1.1.0")
 	operatorHealthy(t, env, s, ns, upgrade, v110.Name())
-	if plans := installPlans(t, env, ns); !slices.Equal(plans, []string{"[widget.v1.0.0] Complete", "[widget.v1.1.0] Complete"}) {
-		t.Errorf("InstallPlans %v, want the install and the upgrade, Complete", plans)
-	}
+	plansSettle(t, env, ns, "[widget.v1.0.0] Complete", "[widget.v1.1.0] Complete")
 	olmtest.Eventually(t, "the replaced CSV gone", func() error {
 		var l v1alpha1.ClusterServiceVersionList
 		if err := env.Client.List(context.Background(), &l, client.InNamespace(ns)); err != nil {
@@ -143,6 +139,21 @@ func operatorHealthy(t *testing.T, env *testenv.Env, s *olmsyncv1alpha1.Sync, ns
 		return nil
 	})
 	return got
+}
+
+// plansSettle waits until the InstallPlans of ns are want (as installPlans prints them). A
+// CSV can be Succeeded, and its Subscription AtLatestKnown, before the plan that created it
+// says Complete: OLM's ensureSubscriptionCSVState moves the Subscription as soon as the CSV
+// exists, and the plan's last status write may still be on its way (a later step retried,
+// a write refused from a stale copy). So the plans are waited for, not read once.
+func plansSettle(t *testing.T, env *testenv.Env, ns string, want ...string) {
+	t.Helper()
+	olmtest.Eventually(t, fmt.Sprintf("InstallPlans of %s %v", ns, want), func() error {
+		if plans := installPlans(t, env, ns); !slices.Equal(plans, want) {
+			return fmt.Errorf("InstallPlans %v", plans)
+		}
+		return nil
+	})
 }
 
 // installPlans lists the InstallPlans of ns, oldest generation first, as "[csvs] phase".
