@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -94,7 +95,7 @@ func benchSteadyState(b *testing.B, imageOnly bool) {
 		memory := olmtest.SampleMemory()
 		b.StartTimer()
 		start := time.Now()
-		m := olmtest.StartManager(b, env, olm.Options{GlobalCatalogNamespace: global, CatalogImages: reg.ImageOptions(catalogImages(b))})
+		m := olmtest.StartManager(b, env, olm.Options{GlobalCatalogNamespace: global, CatalogImages: reg.ImageOptions(catalogImages(b)), MaxConcurrentReconciles: benchWorkers(b)})
 		for n, ns := range namespaces {
 			for s := range subscriptionsPerNamespace {
 				pkg := fmt.Sprintf("bench%02d", (n*subscriptionsPerNamespace+s)%benchPackages)
@@ -132,6 +133,20 @@ func benchSteadyState(b *testing.B, imageOnly bool) {
 		b.ReportMetric(float64(n), "objects-written")
 		b.ReportMetric(elapsed.Seconds()/written.Seconds(), "x-write-only")
 	}
+}
+
+// benchWorkers is the controllers' workers (olm.Options.MaxConcurrentReconciles):
+// OLMSYNC_BENCH_WORKERS when set, else the default.
+func benchWorkers(b *testing.B) int {
+	v := os.Getenv("OLMSYNC_BENCH_WORKERS")
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("OLMSYNC_BENCH_WORKERS=%q: want a number of workers", v)
+	}
+	return n
 }
 
 // writeHeapProfile writes the heap profile (of the last collection: what is live) to path.

@@ -190,3 +190,28 @@ func decodeCRD(manifest string) (*apiextensionsv1.CustomResourceDefinition, erro
 func decodeInto(manifest string, obj any) error {
 	return yaml.Unmarshal([]byte(manifest), obj)
 }
+
+// installingWidget creates an Automatic InstallPlan of widget.v1.0.0 in ns, Installing with
+// the two steps of its bundle not yet executed: the CRD widgets.<group> and the CSV.
+func installingWidget(t *testing.T, env *testenv.Env, ns, name, group string) *v1alpha1.InstallPlan {
+	t.Helper()
+	const csvName = "widget.v1.0.0"
+	step := func(kind, group, version, name, manifest string) v1alpha1.Step {
+		j, err := yaml.YAMLToJSON([]byte(manifest))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v1alpha1.Step{Resolving: csvName, Status: v1alpha1.StepStatusUnknown, Resource: v1alpha1.StepResource{
+			Kind: kind, Name: name, Group: group, Version: version, Manifest: string(j)}}
+	}
+	plan := installPlan(ns, name, v1alpha1.ApprovalAutomatic, csvName)
+	olmtest.Create(t, env, plan)
+	plan.Status = v1alpha1.InstallPlanStatus{Phase: v1alpha1.InstallPlanPhaseInstalling, CatalogSources: []string{}, Plan: []v1alpha1.Step{
+		step("CustomResourceDefinition", "apiextensions.k8s.io", "v1", "widgets."+group, widgetCRD(group, "v1")),
+		step(v1alpha1.ClusterServiceVersionKind, v1alpha1.GroupName, "v1alpha1", csvName, widgetCSV(group, "v1")),
+	}}
+	if err := env.Client.Status().Update(context.Background(), plan); err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}

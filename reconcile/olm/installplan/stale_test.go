@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/olmtest"
@@ -78,23 +77,7 @@ func TestStaleCopyOfThePlanExecutesNothing(t *testing.T) {
 	group := ns + ".example.com"
 	olmtest.OwnGroupTargeted(t, env, ns) // no OperatorGroup controller runs here
 	const csvName = "widget.v1.0.0"
-	step := func(kind, group, version, name, manifest string) v1alpha1.Step {
-		j, err := yaml.YAMLToJSON([]byte(manifest))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v1alpha1.Step{Resolving: csvName, Status: v1alpha1.StepStatusUnknown, Resource: v1alpha1.StepResource{
-			Kind: kind, Name: name, Group: group, Version: version, Manifest: string(j)}}
-	}
-	plan := installPlan(ns, "install-stale", v1alpha1.ApprovalAutomatic, csvName)
-	olmtest.Create(t, env, plan)
-	plan.Status = v1alpha1.InstallPlanStatus{Phase: v1alpha1.InstallPlanPhaseInstalling, CatalogSources: []string{}, Plan: []v1alpha1.Step{
-		step("CustomResourceDefinition", "apiextensions.k8s.io", "v1", "widgets."+group, widgetCRD(group, "v1")),
-		step(v1alpha1.ClusterServiceVersionKind, v1alpha1.GroupName, "v1alpha1", csvName, widgetCSV(group, "v1")),
-	}}
-	if err := env.Client.Status().Update(ctx, plan); err != nil {
-		t.Fatal(err)
-	}
+	plan := installingWidget(t, env, ns, "install-stale", group)
 	before := plan.DeepCopy() // the copy a lagging cache still holds once the plan executed
 	key := client.ObjectKeyFromObject(plan)
 	r := &installplan.Reconciler{Client: env.Client, APIReader: env.Client, Mapper: env.Client.RESTMapper()}

@@ -83,6 +83,17 @@ type executor struct {
 	// csvs are the CSVs the steps are owned by, read once per execution: a plan's RBAC and
 	// ServiceAccount steps all name the same CSV.
 	csvs map[string]*v1alpha1.ClusterServiceVersion
+	// checked are the cluster's CRDs checkCRDs read and found the plan's update of safe, by
+	// name, with the check's result: the CRD step updates from them instead of trying a
+	// create it knows will fail and reading and checking the CRD a second time (three
+	// requests per plan that shares a CRD with another namespace's).
+	checked map[string]checkedCRD
+}
+
+// checkedCRD is a cluster CRD and the result of checking an update of it.
+type checkedCRD struct {
+	existing *apiextensionsv1.CustomResourceDefinition
+	result   crdupgrade.Result
 }
 
 // execute runs one step and returns its new status.
@@ -264,35 +275,57 @@ func (e *executor) applyCRD(ctx context.Context, crd *apiextensionsv1.CustomReso
 	crd.SetAnnotations(annotations)
 	// OLM's step.go labels the CRDs a plan writes olm.managed=true, on create and update.
 	crd.SetLabels(merged(crd.GetLabels(), map[string]string{ManagedLabel: groups.ManagedLabelValue}))
-	err := e.crds.Create(ctx, crd.DeepCopy())
-	if err == nil {
-		return v1alpha1.StepStatusCreated, nil
-	}
-	if !apierrors.IsAlreadyExists(err) {
-		if apierrors.IsInvalid(err) {
-			return v1alpha1.StepStatusUnknown, &StepError{Kind: "CustomResourceDefinition", Name: crd.Name, Err: err}
+	checked, ok := e.checked[crd.Name]
+	delete(e.checked, crd.Name) // used once: a retry of the step reads the cluster again
+	if !ok {
+		err := e.crds.Create(ctx, crd.DeepCopy())
+		if err == nil {
+			return v1alpha1.StepStatusCreated, nil
 		}
-		return v1alpha1.StepStatusUnknown, fmt.Errorf("create crd %s: %w", crd.Name, err)
-	}
-	existing, res, err := e.checkCRD(ctx, crd)
-	if err != nil {
-		return v1alpha1.StepStatusUnknown, err
-	}
-	if existing == nil {
-		return v1alpha1.StepStatusUnknown, fmt.Errorf("update crd %s: it was deleted meanwhile", crd.Name)
-	}
-	e.warnings = append(e.warnings, res.Warnings...)
-	crd.ResourceVersion = existing.ResourceVersion
-	crd.Labels = merged(existing.Labels, crd.Labels)
-	crd.Annotations = merged(withoutAlongside(existing.Annotations, e.namespace), crd.Annotations)
-	if err := e.crds.Update(ctx, crd); err != nil {
-		if apierrors.IsInvalid(err) {
-			return v1alpha1.StepStatusUnknown, &StepError{Kind: "CustomResourceDefinition", Name: crd.Name, Err: err}
+		if !apierrors.IsAlreadyExists(err) {
+			if apierrors.IsInvalid(err) {
+				return v1alpha1.StepStatusUnknown, &StepError{Kind: "CustomResourceDefinition", Name: crd.Name, Err: err}
+			}
+			return v1alpha1.StepStatusUnknown, fmt.Errorf("create crd %s: %w", crd.Name, err)
 		}
-		return v1alpha1.StepStatusUnknown, fmt.Errorf("update crd %s: %w", crd.Name, err)
 	}
-	return v1alpha1.StepStatusPresent, nil
+	// The update carries the resourceVersion of the CRD checked: when the CRD changed since
+	// (another namespace's plan, the API server's status of it), the API server refuses it,
+	// and the CRD is read and checked again.
+	labels, annotations := crd.Labels, crd.Annotations
+	for attempt := 1; ; attempt++ {
+		if checked.existing == nil {
+			var err error
+			if checked.existing, checked.result, err = e.checkCRD(ctx, crd); err != nil {
+				return v1alpha1.StepStatusUnknown, err
+			}
+			if checked.existing == nil {
+				return v1alpha1.StepStatusUnknown, fmt.Errorf("update crd %s: it was deleted meanwhile", crd.Name)
+			}
+		}
+		// Kept: the labels and annotations others put on the CRD. Replaced: the
+		// installed-alongside annotations of this namespace's CSVs, by this CSV's.
+		crd.ResourceVersion = checked.existing.ResourceVersion
+		crd.Labels = merged(checked.existing.Labels, labels)
+		crd.Annotations = merged(withoutAlongside(checked.existing.Annotations, e.namespace), annotations)
+		err := e.crds.Update(ctx, crd)
+		switch {
+		case apierrors.IsConflict(err) && attempt < crdUpdateAttempts:
+			checked = checkedCRD{}
+			continue
+		case apierrors.IsInvalid(err):
+			return v1alpha1.StepStatusUnknown, &StepError{Kind: "CustomResourceDefinition", Name: crd.Name, Err: err}
+		case err != nil:
+			return v1alpha1.StepStatusUnknown, fmt.Errorf("update crd %s: %w", crd.Name, err)
+		}
+		e.warnings = append(e.warnings, checked.result.Warnings...)
+		return v1alpha1.StepStatusPresent, nil
+	}
 }
+
+// crdUpdateAttempts bounds how often a CRD step updates a CRD that keeps changing under it
+// before the step fails (and the plan's execution is retried).
+const crdUpdateAttempts = 3
 
 // checkCRD runs crdupgrade.Check of crd against the cluster's CRD of its name and the
 // custom resources stored under it. It returns the cluster's CRD (nil when there is none:
@@ -317,7 +350,8 @@ func (e *executor) checkCRD(ctx context.Context, crd *apiextensionsv1.CustomReso
 // checkCRDs runs checkCRD on every CRD step not yet executed, before any step of the plan
 // is: a CRD update OLM's check refuses fails the plan with nothing written — no CSV of an
 // operator whose CRD cannot be installed, no Subscription that reports it installed. The
-// executor checks again when it writes each CRD, in case the cluster changed meanwhile.
+// CRD step then updates the CRD it checked (e.checked); a CRD that did not exist at the
+// check is created, or, if it appeared meanwhile, read and checked when it is written.
 func (e *executor) checkCRDs(ctx context.Context, steps []v1alpha1.Step) error {
 	for _, s := range steps {
 		if s.Resource.Kind != "CustomResourceDefinition" || s.Status == v1alpha1.StepStatusCreated || s.Status == v1alpha1.StepStatusPresent {
@@ -327,8 +361,15 @@ func (e *executor) checkCRDs(ctx context.Context, steps []v1alpha1.Step) error {
 		if err != nil {
 			return &StepError{Kind: s.Resource.Kind, Name: s.Resource.Name, Err: err}
 		}
-		if _, _, err := e.checkCRD(ctx, crd); err != nil {
+		existing, res, err := e.checkCRD(ctx, crd)
+		if err != nil {
 			return err
+		}
+		if existing != nil {
+			if e.checked == nil {
+				e.checked = map[string]checkedCRD{}
+			}
+			e.checked[crd.Name] = checkedCRD{existing: existing, result: res}
 		}
 	}
 	return nil
