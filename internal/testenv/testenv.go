@@ -196,6 +196,11 @@ func freePort() (int, error) {
 
 func start(withCRDs bool) (*Env, error) { return startWith(withCRDs, nil) }
 
+// DebugSocketEnv, when set, is the path of a unix socket on which kube-apiserver serves
+// /debug/pprof (its --debug-socket-path; the secure port does not serve it in the pinned
+// version): for a benchmark that profiles what its requests cost the API server.
+const DebugSocketEnv = "OLMSYNC_TESTENV_DEBUG_SOCKET"
+
 func startWith(withCRDs bool, api *envtest.APIServer) (*Env, error) {
 	dir, err := AssetsDir()
 	if err != nil {
@@ -203,6 +208,12 @@ func startWith(withCRDs bool, api *envtest.APIServer) (*Env, error) {
 	}
 	s := kube.Scheme()
 	env := &envtest.Environment{BinaryAssetsDirectory: dir, Scheme: s}
+	if socket := os.Getenv(DebugSocketEnv); socket != "" {
+		if api == nil {
+			api = &envtest.APIServer{}
+		}
+		api.Configure().Set("debug-socket-path", socket)
+	}
 	if api != nil {
 		env.ControlPlane.APIServer = api
 	}

@@ -1,8 +1,12 @@
 package olm_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -96,6 +100,7 @@ func benchSteadyState(b *testing.B, imageOnly bool) {
 		b.StartTimer()
 		start := time.Now()
 		m := olmtest.StartManager(b, env, olm.Options{GlobalCatalogNamespace: global, CatalogImages: reg.ImageOptions(catalogImages(b)), MaxConcurrentReconciles: benchWorkers(b)})
+		profiled := profileAPIServer(b)
 		for n, ns := range namespaces {
 			for s := range subscriptionsPerNamespace {
 				pkg := fmt.Sprintf("bench%02d", (n*subscriptionsPerNamespace+s)%benchPackages)
@@ -108,6 +113,7 @@ func benchSteadyState(b *testing.B, imageOnly bool) {
 		waitSteady(b, env, namespaces)
 		elapsed := time.Since(start)
 		b.StopTimer()
+		<-profiled
 
 		b.ReportMetric(elapsed.Seconds(), "s-to-steady-state")
 		b.ReportMetric(float64(m.Requests.Load()), "api-requests")
@@ -147,6 +153,48 @@ func benchWorkers(b *testing.B) int {
 		b.Fatalf("OLMSYNC_BENCH_WORKERS=%q: want a number of workers", v)
 	}
 	return n
+}
+
+// profileAPIServer takes a CPU profile of kube-apiserver for the first
+// OLMSYNC_BENCH_APISERVER_SECONDS (default 60) seconds of the controllers' run, into
+// OLMSYNC_BENCH_APISERVER_PROFILE when that is set, through the debug socket testenv starts
+// it with (testenv.DebugSocketEnv, required then): the controllers wait on the API server,
+// so its profile says what their requests cost it. The channel closes when done.
+func profileAPIServer(b *testing.B) <-chan struct{} {
+	done := make(chan struct{})
+	path := os.Getenv("OLMSYNC_BENCH_APISERVER_PROFILE")
+	if path == "" {
+		close(done)
+		return done
+	}
+	socket := os.Getenv(testenv.DebugSocketEnv)
+	if socket == "" {
+		b.Fatalf("OLMSYNC_BENCH_APISERVER_PROFILE needs %s, the API server's debug socket", testenv.DebugSocketEnv)
+	}
+	seconds := cmp.Or(os.Getenv("OLMSYNC_BENCH_APISERVER_SECONDS"), "60")
+	httpClient := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", socket)
+	}}}
+	go func() {
+		defer close(done)
+		resp, err := httpClient.Get("http://kube-apiserver/debug/pprof/profile?seconds=" + seconds)
+		if err != nil {
+			b.Errorf("profile kube-apiserver: %v", err)
+			return
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("%s: %s", resp.Status, body)
+		}
+		if err == nil {
+			err = os.WriteFile(path, body, 0o644)
+		}
+		if err != nil {
+			b.Errorf("profile kube-apiserver: %v", err)
+		}
+	}()
+	return done
 }
 
 // writeHeapProfile writes the heap profile (of the last collection: what is live) to path.
