@@ -1,10 +1,13 @@
 package render
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 )
 
 // TestBuildsHoldNoPlanningTrees: planning parses every manifest of every app; once it is
@@ -84,7 +87,116 @@ apps:
 		{"plain", "one", "plain/a.yaml", 2},
 		{"plain", "two", "plain/a.yaml", 10},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := gocmp.Diff(want, got); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+}
+
+// TestBuildsHoldOnlyGeneratorsOfKustomizations: planning reads every kustomization whole;
+// once it is over, the repository holds of each only its generators (generatorIndex), and
+// the builds still trace every generated object to its generator entry, through source
+// markers and through kustomize's origin annotations alike.
+func TestBuildsHoldOnlyGeneratorsOfKustomizations(t *testing.T) {
+	fsys, root := memRepo(t, files{
+		"olmsync.yaml": `
+apps:
+- {name: marked, path: overlay, namespace: team}
+- {name: origin, path: plugins, namespace: team}
+`,
+		"base/kustomization.yaml": `
+resources:
+- ns.yaml
+configMapGenerator:
+- name: settings
+  literals: [a=b]
+- name: set
+  literals: [c=d]
+secretGenerator:
+- name: creds
+  literals: [user=x]
+`,
+		"base/ns.yaml": nsYAML,
+		"overlay/kustomization.yaml": `
+namePrefix: x-
+resources:
+- ../base
+`,
+		// A generator plugin config: kustomize's origin annotations trace this app.
+		"plugins/kustomization.yaml": `
+resources:
+- ../base
+generators:
+- gens.yaml
+`,
+		"plugins/gens.yaml": `
+apiVersion: builtin
+kind: ConfigMapGenerator
+metadata:
+  name: plugged
+literals: [e=f]
+`,
+	})
+	r, err := newRepo(fsys, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := discover(context.Background(), r, DiscoverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := build(context.Background(), r, d, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if len(r.kusts) != 0 {
+		t.Errorf("%d kustomizations still held whole after the builds", len(r.kusts))
+	}
+	got := map[string]*generatorIndex{}
+	for dir, e := range r.generators {
+		got[dir] = e.val
+	}
+	want := map[string]*generatorIndex{
+		"base": {file: "base/kustomization.yaml", line: 1, fields: map[string]generatorEntries{
+			"configMapGenerator": {line: 3, lines: []int{4, 6}, names: []string{"settings", "set"}},
+			"secretGenerator":    {line: 8, lines: []int{9}, names: []string{"creds"}},
+		}},
+		"overlay": {file: "overlay/kustomization.yaml", line: 1},
+		"plugins": {file: "plugins/kustomization.yaml", line: 1, fields: map[string]generatorEntries{
+			"generators": {line: 3, lines: []int{4}},
+		}},
+	}
+	if diff := gocmp.Diff(want, got, gocmp.AllowUnexported(generatorIndex{}, generatorEntries{})); diff != "" {
+		t.Errorf("what the builds hold of the kustomizations (-want +got):\n%s", diff)
+	}
+
+	type row struct {
+		App, Kind, File string
+		Line            int
+		GeneratedBy     string
+	}
+	var sources []row
+	for _, a := range res.Apps {
+		if a.Err != nil {
+			t.Fatalf("%s: %v", a.Name, a.Err)
+		}
+		for _, o := range a.Objects {
+			if o.Source.GeneratedBy != "" {
+				sources = append(sources, row{a.Name, o.Kind(), o.Source.File, o.Source.Line, o.Source.GeneratedBy})
+			}
+		}
+	}
+	slices.SortFunc(sources, func(a, b row) int { return cmp.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+	wantSources := []row{
+		{"marked", "ConfigMap", "base/kustomization.yaml", 4, "ConfigMapGenerator"},
+		{"marked", "ConfigMap", "base/kustomization.yaml", 6, "ConfigMapGenerator"},
+		{"marked", "Secret", "base/kustomization.yaml", 9, "SecretGenerator"},
+		{"origin", "ConfigMap", "base/kustomization.yaml", 4, "ConfigMapGenerator"},
+		{"origin", "ConfigMap", "base/kustomization.yaml", 6, "ConfigMapGenerator"},
+		{"origin", "ConfigMap", "plugins/gens.yaml", 1, "ConfigMapGenerator"},
+		{"origin", "Secret", "base/kustomization.yaml", 9, "SecretGenerator"},
+	}
+	if diff := gocmp.Diff(wantSources, sources); diff != "" {
+		t.Errorf("generated objects' sources (-want +got):\n%s", diff)
 	}
 }

@@ -26,6 +26,9 @@ type repo struct {
 	mu    sync.Mutex
 	kusts map[string]*onceEntry[*kustomization]
 	files map[string]*onceEntry[*manifestFile]
+	// generators are, by folder, what the builds read of each kustomization (see
+	// generatorIndex).
+	generators map[string]*onceEntry[*generatorIndex]
 	// marked are manifest files with each object marked with its source (markedManifest).
 	marked map[string]*onceEntry[[]byte]
 	// raw keeps what readFile read: discovery reads every manifest file once (looking for
@@ -36,8 +39,8 @@ type repo struct {
 	walked, listed map[string]bool
 	// sortedListed is listed's files in order, made when the render cache first needs it.
 	sortedListed []string
-	// treesReleased: planning is over, and manifest files keep only their documents'
-	// identities and lines (see releaseTrees).
+	// treesReleased: planning is over. Manifest files keep only their documents'
+	// identities and lines, and kustomizations only their generators (see releaseTrees).
 	treesReleased bool
 }
 
@@ -56,12 +59,13 @@ func newRepo(fsys filesys.FileSystem, root string) (*repo, error) {
 		return nil, fmt.Errorf("repository root %q is a file, not a folder", root)
 	}
 	return &repo{
-		fsys:   fsys,
-		root:   dir.String(),
-		kusts:  map[string]*onceEntry[*kustomization]{},
-		files:  map[string]*onceEntry[*manifestFile]{},
-		marked: map[string]*onceEntry[[]byte]{},
-		raw:    map[string][]byte{},
+		fsys:       fsys,
+		root:       dir.String(),
+		kusts:      map[string]*onceEntry[*kustomization]{},
+		files:      map[string]*onceEntry[*manifestFile]{},
+		generators: map[string]*onceEntry[*generatorIndex]{},
+		marked:     map[string]*onceEntry[[]byte]{},
+		raw:        map[string][]byte{},
 	}, nil
 }
 
@@ -196,8 +200,13 @@ func legacyOf(k *types.Kustomization) legacyFields {
 
 // kustomizationAt returns the kustomization in folder dir, or nil when it has none. A
 // kustomization that cannot be read is a *YAMLError (or a kustomize error) naming the file.
+// Once planning is over, none is kept: the builds read generatorsAt.
 func (r *repo) kustomizationAt(dir string) (*kustomization, error) {
 	r.mu.Lock()
+	if r.treesReleased {
+		r.mu.Unlock()
+		return r.readKustomization(dir)
+	}
 	e, ok := r.kusts[dir]
 	if !ok {
 		e = &onceEntry[*kustomization]{}
@@ -251,6 +260,98 @@ func (r *repo) readKustomization(dir string) (*kustomization, error) {
 	return k, nil
 }
 
+// generatorIndex is what the builds read of a kustomization: its file, and where its
+// generators are written — the line of each generator field and of each of its entries,
+// and the names of the configMapGenerator and secretGenerator entries — to trace a
+// generated object back to the entry that made it. Planning reads kustomizations whole;
+// the builds, during which the rendered objects pile up, hold only this of them (on the
+// 300-app benchmark repository, 1.5 MB of kustomizations kept until the last build).
+type generatorIndex struct {
+	file string
+	// line is the kustomization's first line.
+	line int
+	// fields are configMapGenerator, secretGenerator and generators, those it has.
+	fields map[string]generatorEntries
+}
+
+// generatorEntries are one generator field of a kustomization.
+type generatorEntries struct {
+	// line is the field's; lines are its entries'.
+	line  int
+	lines []int
+	// names are the entries' names (configMapGenerator and secretGenerator).
+	names []string
+}
+
+// generatorFields are the kustomization fields whose entries make objects.
+var generatorFields = []string{"configMapGenerator", "secretGenerator", "generators"}
+
+// generators indexes the kustomization's generators.
+func (k *kustomization) generators() *generatorIndex {
+	g := &generatorIndex{file: k.File, line: lineOf(k.Node)}
+	for _, field := range generatorFields {
+		key := mapKey(k.Node, field)
+		if key == nil {
+			continue
+		}
+		if g.fields == nil {
+			g.fields = map[string]generatorEntries{}
+		}
+		e := generatorEntries{line: key.Line}
+		if seq := mapValue(k.Node, field); seq != nil && seq.Kind == yaml.SequenceNode {
+			for _, item := range seq.Content {
+				e.lines = append(e.lines, item.Line)
+			}
+		}
+		switch field {
+		case "configMapGenerator":
+			for _, a := range k.K.ConfigMapGenerator {
+				e.names = append(e.names, a.Name)
+			}
+		case "secretGenerator":
+			for _, a := range k.K.SecretGenerator {
+				e.names = append(e.names, a.Name)
+			}
+		}
+		g.fields[field] = e
+	}
+	return g
+}
+
+// entryLine is the line of entry i of a generator field, else the field's, else the
+// kustomization's first line: the closest place a reader can be pointed at (seqItemLine
+// on the whole tree).
+func (g *generatorIndex) entryLine(field string, i int) int {
+	e, ok := g.fields[field]
+	switch {
+	case ok && i >= 0 && i < len(e.lines):
+		return e.lines[i]
+	case ok:
+		return e.line
+	}
+	return g.line
+}
+
+// generatorsAt returns the generators of the kustomization in folder dir, or nil when it
+// has none.
+func (r *repo) generatorsAt(dir string) (*generatorIndex, error) {
+	r.mu.Lock()
+	e, ok := r.generators[dir]
+	if !ok {
+		e = &onceEntry[*generatorIndex]{}
+		r.generators[dir] = e
+	}
+	r.mu.Unlock()
+	e.once.Do(func() {
+		k, err := r.kustomizationAt(dir)
+		if k != nil {
+			e.val = k.generators()
+		}
+		e.err = err
+	})
+	return e.val, e.err
+}
+
 // unknownFieldLine finds the line of the field a json "unknown field" error names.
 func unknownFieldLine(n *yaml.Node, msg string) int {
 	_, rest, ok := strings.Cut(msg, `unknown field "`)
@@ -297,12 +398,14 @@ func (mf *manifestFile) identities() *manifestFile {
 }
 
 // releaseTrees drops the parsed trees of every manifest file read so far, keeping their
-// documents' identities and lines, and makes later reads keep only those. Planning reads
-// every manifest of every app as a tree (to validate it and to find what each app needs);
-// the builds need a file's tree once at most (to mark it, or to read a plain folder), and
-// holding every tree of the repository until the last app is built cost as much memory as
-// a third of the rendered objects (issue 18). The caller guarantees that nothing reads
-// the files meanwhile: it runs between the planning and the builds.
+// documents' identities and lines, and of every kustomization, keeping its generators
+// (generatorIndex), and makes later reads keep only those. Planning reads every manifest
+// of every app as a tree (to validate it and to find what each app needs) and every
+// kustomization whole; the builds need a file's tree once at most (to mark it, or to read
+// a plain folder) and a kustomization's generators, and holding every tree of the
+// repository until the last app is built cost as much memory as half the rendered
+// objects (issue 18). The caller guarantees that nothing reads the files meanwhile: it
+// runs between the planning and the builds.
 func (r *repo) releaseTrees() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -312,6 +415,17 @@ func (r *repo) releaseTrees() {
 			e.val = e.val.identities()
 		}
 	}
+	for dir, e := range r.kusts {
+		g := &onceEntry[*generatorIndex]{}
+		g.once.Do(func() {
+			if e.val != nil {
+				g.val = e.val.generators()
+			}
+			g.err = e.err
+		})
+		r.generators[dir] = g
+	}
+	r.kusts = nil
 }
 
 // trees returns the manifest file with its trees: the cached ones while planning, else
