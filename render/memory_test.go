@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // TestBuildsHoldNoPlanningTrees: planning parses every manifest of every app; once it is
@@ -198,5 +200,76 @@ literals: [e=f]
 	}
 	if diff := gocmp.Diff(wantSources, sources); diff != "" {
 		t.Errorf("generated objects' sources (-want +got):\n%s", diff)
+	}
+}
+
+// TestFileContentGoesWithItsLastBuild: when planning ends, the repository keeps the
+// content of the files a build still reads — the resource files it marks, a plain
+// folder's files — and lets go of the rest (a file only discovery read); each file's
+// content and marked copy go with the last build that reads it. With the render cache,
+// every file's content stays: its digests read them all.
+func TestFileContentGoesWithItsLastBuild(t *testing.T) {
+	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+	fsys, root := memRepo(t, files{
+		"base/a.yaml":     cm,
+		"one/b.yaml":      cm,
+		"plain/c.yaml":    cm,
+		"argocd/app.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: app\n",
+	})
+	one := &plan{kustFile: "one/kustomization.yaml", resourceFiles: []string{"base/a.yaml", "one/b.yaml"}}
+	two := &plan{kustFile: "two/kustomization.yaml", resourceFiles: []string{"base/a.yaml"}}
+	origin := &plan{kustFile: "three/kustomization.yaml", resourceFiles: []string{"base/a.yaml"}, needsOrigin: true}
+	plain := &plan{files: []string{"plain/c.yaml"}}
+	all := []string{"argocd/app.yaml", "base/a.yaml", "one/b.yaml", "plain/c.yaml"}
+
+	for _, keepContent := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keepContent=%t", keepContent), func(t *testing.T) {
+			r, err := newRepo(fsys, root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range all {
+				if _, err := r.readFile(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			held := func() (raw, marked []string) {
+				return slices.Sorted(maps.Keys(r.raw)), slices.Sorted(maps.Keys(r.marked))
+			}
+			content := func(files ...string) []string {
+				if keepContent {
+					return all
+				}
+				return files
+			}
+			r.releaseTrees([]*plan{one, nil, two, origin, plain}, keepContent)
+			for _, f := range []string{"base/a.yaml", "one/b.yaml"} {
+				if _, err := r.markedManifest(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, step := range []struct {
+				built          *plan
+				raw, marked    []string
+				afterwardsHeld string
+			}{
+				{nil, content("base/a.yaml", "one/b.yaml", "plain/c.yaml"), []string{"base/a.yaml", "one/b.yaml"}, "when planning ends"},
+				{one, content("base/a.yaml", "plain/c.yaml"), []string{"base/a.yaml"}, "after the first build marking base/a.yaml"},
+				{origin, content("base/a.yaml", "plain/c.yaml"), []string{"base/a.yaml"}, "after a build that marks nothing"},
+				{two, content("plain/c.yaml"), nil, "after the last build marking base/a.yaml"},
+				{plain, content(), nil, "after the plain folder's build"},
+			} {
+				if step.built != nil {
+					r.built(step.built)
+				}
+				raw, marked := held()
+				if diff := gocmp.Diff(step.raw, raw, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("content held %s (-want +got):\n%s", step.afterwardsHeld, diff)
+				}
+				if diff := gocmp.Diff(step.marked, marked, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("marked files held %s (-want +got):\n%s", step.afterwardsHeld, diff)
+				}
+			}
+		})
 	}
 }

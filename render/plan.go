@@ -830,6 +830,19 @@ func isRemoteFile(ref string) bool {
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https")
 }
 
+// reads are the repository files the app's build reads through the repository's caches:
+// the resource files it marks (unless kustomize's origin annotations trace the objects
+// instead), or the files of a plain folder.
+func (p *plan) reads() []string {
+	switch {
+	case p.kustFile == "":
+		return p.files
+	case p.needsOrigin:
+		return nil
+	}
+	return p.resourceFiles
+}
+
 // file is what an error about the app as a whole names: its kustomization, else its folder.
 func (p *plan) file() string {
 	if p.kustFile != "" {

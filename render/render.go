@@ -168,8 +168,8 @@ func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// The builds read no tree planning kept; they hold the rendered objects instead.
-	r.releaseTrees()
+	// The builds read little of what planning read; they hold the rendered objects instead.
+	r.releaseTrees(plans, b.cacheable())
 
 	if needsCapture(plans, &opts) {
 		release, err := stray.acquire()
@@ -196,6 +196,7 @@ func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, e
 		if plans[i] == nil {
 			return
 		}
+		defer r.built(plans[i])
 		objs, lines, err := b.buildCached(plans[i])
 		if err == nil {
 			// Decrypted before the post-build, as Flux decrypts before it substitutes.

@@ -18,6 +18,12 @@ import (
 // repo is the repository being rendered: the filesystem, its root, and caches of every
 // kustomization and manifest file read so far. Apps share bases, so each file is parsed
 // once per render however many apps use it. Safe for concurrent use.
+//
+// What it keeps follows the render's phases. Discovery and planning read every file of
+// every app, and it keeps all of them: content, trees, kustomizations. The builds then
+// read little of it, while the rendered objects pile up, so when planning ends
+// (releaseTrees) it keeps only what a build still to run reads, and lets each file go with
+// the last build that reads it (built).
 type repo struct {
 	fsys filesys.FileSystem
 	// root is the absolute, cleaned root as the filesystem resolves it.
@@ -32,7 +38,7 @@ type repo struct {
 	// marked are manifest files with each object marked with its source (markedManifest).
 	marked map[string]*onceEntry[[]byte]
 	// raw keeps what readFile read: discovery reads every manifest file once (looking for
-	// Argo CD Applications), and the builds read many of them again.
+	// Argo CD Applications), and planning reads most of them again.
 	raw map[string][]byte
 	// walked are the folders discovery's walk listed, and listed the files in them: a
 	// folder's kustomization is then found without a stat per recognised file name.
@@ -40,8 +46,14 @@ type repo struct {
 	// sortedListed is listed's files in order, made when the render cache first needs it.
 	sortedListed []string
 	// treesReleased: planning is over. Manifest files keep only their documents'
-	// identities and lines, and kustomizations only their generators (see releaseTrees).
+	// identities and lines, kustomizations only their generators, and raw and marked only
+	// the files that builds still to run read, counted in uses (see releaseTrees).
 	treesReleased bool
+	// keepContent: raw keeps every file even after planning, for the render cache's
+	// digests, which read every file under an app's folders.
+	keepContent bool
+	// uses counts, by file, the builds still to run that read its content (plan.reads).
+	uses map[string]int
 }
 
 type onceEntry[T any] struct {
@@ -114,7 +126,9 @@ func (r *repo) readFile(rel string) ([]byte, error) {
 		return nil, &fileError{file: rel, err: err}
 	}
 	r.mu.Lock()
-	r.raw[rel] = data
+	if !r.treesReleased || r.keepContent {
+		r.raw[rel] = data
+	}
 	r.mu.Unlock()
 	return data, nil
 }
@@ -397,19 +411,23 @@ func (mf *manifestFile) identities() *manifestFile {
 	return lean
 }
 
-// releaseTrees drops the parsed trees of every manifest file read so far, keeping their
-// documents' identities and lines, and of every kustomization, keeping its generators
-// (generatorIndex), and makes later reads keep only those. Planning reads every manifest
-// of every app as a tree (to validate it and to find what each app needs) and every
+// releaseTrees ends planning: it keeps of what planning read only what the builds of the
+// plans read, and makes later reads keep only that. Planning reads every manifest of
+// every app as a tree (to validate it and to find what each app needs) and every
 // kustomization whole; the builds need a file's tree once at most (to mark it, or to read
-// a plain folder) and a kustomization's generators, and holding every tree of the
-// repository until the last app is built cost as much memory as half the rendered
-// objects (issue 18). The caller guarantees that nothing reads the files meanwhile: it
-// runs between the planning and the builds.
-func (r *repo) releaseTrees() {
+// a plain folder), a kustomization's generators, and the content of the files they mark
+// or read; and holding all of it until the last app is built cost as much memory as half
+// the rendered objects (issue 18). So manifest files keep their documents' identities
+// and lines, kustomizations their generators (generatorIndex), and raw the files a build
+// still reads (all of them with keepContent: the render cache's digests read every file
+// under an app's folders), each until the last build that reads it (see built).
+//
+// The caller guarantees that nothing reads the repository meanwhile: it runs between the
+// planning and the builds.
+func (r *repo) releaseTrees(plans []*plan, keepContent bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.treesReleased = true
+	r.treesReleased, r.keepContent = true, keepContent
 	for _, e := range r.files {
 		if e.val != nil && e.val.roots != nil {
 			e.val = e.val.identities()
@@ -426,6 +444,38 @@ func (r *repo) releaseTrees() {
 		r.generators[dir] = g
 	}
 	r.kusts = nil
+	r.uses = map[string]int{}
+	for _, p := range plans {
+		if p != nil {
+			for _, f := range p.reads() {
+				r.uses[f]++
+			}
+		}
+	}
+	if !keepContent {
+		for f := range r.raw {
+			if r.uses[f] == 0 {
+				delete(r.raw, f)
+			}
+		}
+	}
+}
+
+// built lets go of what only the build of p, now over, and builds over before read: the
+// content of a file and its marked copy go with the last build that reads them.
+func (r *repo) built(p *plan) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, f := range p.reads() {
+		if r.uses[f]--; r.uses[f] > 0 {
+			continue
+		}
+		delete(r.uses, f)
+		delete(r.marked, f)
+		if !r.keepContent {
+			delete(r.raw, f)
+		}
+	}
 }
 
 // trees returns the manifest file with its trees: the cached ones while planning, else
