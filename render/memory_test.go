@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"testing"
+	"weak"
 
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -271,5 +273,68 @@ func TestFileContentGoesWithItsLastBuild(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBuildsDropEachPlan: the builds let go of each app's plan (its overrides, its lists
+// of files and folders) once the app is built; what planning said about the app is still
+// reported.
+func TestBuildsDropEachPlan(t *testing.T) {
+	fsys, root := memRepo(t, files{
+		"olmsync.yaml": `
+apps:
+- {name: one, path: one, namespace: team}
+- {name: two, path: two, namespace: team}
+- {name: plain, path: plain, namespace: team}
+`,
+		"one/kustomization.yaml": "commonLabels: {a: b}\nresources:\n- ns.yaml\n",
+		"one/ns.yaml":            nsYAML,
+		"two/kustomization.yaml": "resources:\n- ns.yaml\n",
+		"two/ns.yaml":            nsYAML,
+		"plain/ns.yaml":          nsYAML,
+	})
+	r, err := newRepo(fsys, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := discover(context.Background(), r, DiscoverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{}.withDefaults()
+	b := &builder{r: r, opts: &opts}
+	apps := make([]*AppResult, len(d.Apps))
+	plans := make([]*plan, len(d.Apps))
+	var planned []weak.Pointer[plan]
+	for i := range d.Apps {
+		apps[i] = &AppResult{App: d.Apps[i]}
+		p, berr := planApp(r, &opts, &apps[i].App)
+		if berr != nil {
+			t.Fatal(berr)
+		}
+		plans[i] = p
+		planned = append(planned, weak.Make(p))
+	}
+	r.releaseTrees(plans, false)
+	warnings := b.buildAll(context.Background(), apps, plans, make([]*planEntry, len(apps)))
+
+	runtime.GC()
+	for i, w := range planned {
+		if w.Value() != nil {
+			t.Errorf("the plan of app %s is still held after its build", apps[i].Name)
+		}
+	}
+	runtime.KeepAlive(plans) // as build holds it, until the builds are over
+	var reasons []string
+	for i, a := range apps {
+		if a.Err != nil || len(a.Objects) != 1 {
+			t.Errorf("app %s: %d objects, error %v", a.Name, len(a.Objects), a.Err)
+		}
+		for _, w := range warnings[i] {
+			reasons = append(reasons, fmt.Sprintf("%s %s %s", a.Name, w.Reason, w.File))
+		}
+	}
+	if diff := gocmp.Diff([]string{"one " + string(ReasonDeprecated) + " one/kustomization.yaml"}, reasons); diff != "" {
+		t.Errorf("what planning said (-want +got):\n%s", diff)
 	}
 }
