@@ -207,9 +207,10 @@ literals: [e=f]
 
 // TestFileContentGoesWithItsLastBuild: when planning ends, the repository keeps the
 // content of the files a build still reads — the resource files it marks, a plain
-// folder's files — and lets go of the rest (a file only discovery read); each file's
-// content and marked copy go with the last build that reads it. With the render cache,
-// every file's content stays: its digests read them all.
+// folder's files — and lets go of the rest (a file only discovery read) and of the walk's
+// listing; each file's content, marked copy and documents' identities go with the last
+// build that reads it. With the render cache, every file's content and the listing stay:
+// its digests read them all.
 func TestFileContentGoesWithItsLastBuild(t *testing.T) {
 	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
 	fsys, root := memRepo(t, files{
@@ -235,8 +236,9 @@ func TestFileContentGoesWithItsLastBuild(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			held := func() (raw, marked []string) {
-				return slices.Sorted(maps.Keys(r.raw)), slices.Sorted(maps.Keys(r.marked))
+			r.noteWalk([]string{".", "argocd", "base", "one", "plain"}, all)
+			held := func() (raw, marked, identities []string) {
+				return slices.Sorted(maps.Keys(r.raw)), slices.Sorted(maps.Keys(r.marked)), slices.Sorted(maps.Keys(r.files))
 			}
 			content := func(files ...string) []string {
 				if keepContent {
@@ -245,6 +247,9 @@ func TestFileContentGoesWithItsLastBuild(t *testing.T) {
 				return files
 			}
 			r.releaseTrees([]*plan{one, nil, two, origin, plain}, keepContent)
+			if listed := r.listed != nil && r.walked != nil; listed != keepContent {
+				t.Errorf("the walk's listing held %t after planning, want %t", listed, keepContent)
+			}
 			for _, f := range []string{"base/a.yaml", "one/b.yaml"} {
 				if _, err := r.markedManifest(f); err != nil {
 					t.Fatal(err)
@@ -264,12 +269,16 @@ func TestFileContentGoesWithItsLastBuild(t *testing.T) {
 				if step.built != nil {
 					r.built(step.built)
 				}
-				raw, marked := held()
+				raw, marked, identities := held()
 				if diff := gocmp.Diff(step.raw, raw, cmpopts.EquateEmpty()); diff != "" {
 					t.Errorf("content held %s (-want +got):\n%s", step.afterwardsHeld, diff)
 				}
 				if diff := gocmp.Diff(step.marked, marked, cmpopts.EquateEmpty()); diff != "" {
 					t.Errorf("marked files held %s (-want +got):\n%s", step.afterwardsHeld, diff)
+				}
+				// Marking read the identities of the files it marked.
+				if diff := gocmp.Diff(step.marked, identities, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("documents' identities held %s (-want +got):\n%s", step.afterwardsHeld, diff)
 				}
 			}
 		})

@@ -420,7 +420,8 @@ func (mf *manifestFile) identities() *manifestFile {
 // the rendered objects (issue 18). So manifest files keep their documents' identities
 // and lines, kustomizations their generators (generatorIndex), and raw the files a build
 // still reads (all of them with keepContent: the render cache's digests read every file
-// under an app's folders), each until the last build that reads it (see built).
+// under an app's folders), each until the last build that reads it (see built); the
+// walk's listing goes too, unless the render cache's digests list folders from it.
 //
 // The caller guarantees that nothing reads the repository meanwhile: it runs between the
 // planning and the builds.
@@ -444,6 +445,10 @@ func (r *repo) releaseTrees(plans []*plan, keepContent bool) {
 		r.generators[dir] = g
 	}
 	r.kusts = nil
+	if !keepContent {
+		// Only reading kustomizations, and the render cache, list folders from the walk.
+		r.walked, r.listed, r.sortedListed = nil, nil, nil
+	}
 	r.uses = map[string]int{}
 	for _, p := range plans {
 		if p != nil {
@@ -462,7 +467,9 @@ func (r *repo) releaseTrees(plans []*plan, keepContent bool) {
 }
 
 // built lets go of what only the build of p, now over, and builds over before read: the
-// content of a file and its marked copy go with the last build that reads them.
+// content of a file, its marked copy and its documents' identities go with the last build
+// that reads them (a build that traces objects by kustomize's origin annotations may
+// still read a file's identities: it reads the file again).
 func (r *repo) built(p *plan) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -472,6 +479,7 @@ func (r *repo) built(p *plan) {
 		}
 		delete(r.uses, f)
 		delete(r.marked, f)
+		delete(r.files, f)
 		if !r.keepContent {
 			delete(r.raw, f)
 		}
