@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"unsafe"
 	"weak"
 
 	gocmp "github.com/google/go-cmp/cmp"
@@ -345,5 +346,39 @@ apps:
 	}
 	if diff := gocmp.Diff([]string{"one " + string(ReasonDeprecated) + " one/kustomization.yaml"}, reasons); diff != "" {
 		t.Errorf("what planning said (-want +got):\n%s", diff)
+	}
+}
+
+// TestObjectsOfAFileShareItsName: the objects rendered from one file hold one copy of its
+// name, not each its own (a slice of its source marker, which would keep the marker).
+func TestObjectsOfAFileShareItsName(t *testing.T) {
+	fsys, root := memRepo(t, files{
+		"olmsync.yaml": `
+apps:
+- {name: a, path: a, namespace: a}
+- {name: b, path: b, namespace: b}
+`,
+		"base/kustomization.yaml": "resources:\n- cms.yaml\n",
+		"base/cms.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: two\n",
+		"a/kustomization.yaml":    "namePrefix: a-\nresources:\n- ../base\n",
+		"b/kustomization.yaml":    "namePrefix: b-\nresources:\n- ../base\n",
+	})
+	res := renderRepo(t, fsys, root, Options{})
+	var names []*byte
+	for _, a := range res.Apps {
+		for _, o := range a.Objects {
+			if o.Source.File != "base/cms.yaml" {
+				t.Fatalf("%s %s: source %+v", a.Name, o.Name(), o.Source)
+			}
+			names = append(names, unsafe.StringData(o.Source.File))
+		}
+	}
+	if len(names) != 4 {
+		t.Fatalf("%d objects rendered, want 4", len(names))
+	}
+	for i, p := range names[1:] {
+		if p != names[0] {
+			t.Errorf("object %d holds a copy of its file's name of its own", i+1)
+		}
 	}
 }

@@ -148,7 +148,9 @@ func takeMarker(res *resource.Resource) (Source, bool, error) {
 	if i < 0 || err != nil {
 		return Source{}, false, fmt.Errorf("malformed %s %q", sourceMarker, v)
 	}
-	return Source{File: v[:i], Line: line}, true, nil
+	// One copy of the file's name for all its objects: a slice of the marker would keep
+	// each object's copy of the annotation.
+	return Source{File: intern(v[:i]), Line: line}, true, nil
 }
 
 // generatedSource traces an object without a marker, in an app built without origin
