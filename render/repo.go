@@ -416,7 +416,7 @@ func (mf *manifestFile) identities() *manifestFile {
 // every app as a tree (to validate it and to find what each app needs) and every
 // kustomization whole; the builds need a file's tree once at most (to mark it, or to read
 // a plain folder), a kustomization's generators, and the content of the files they mark
-// or read; and holding all of it until the last app is built cost as much memory as half
+// or read; and holding all of it until the last app is built cost more memory than half
 // the rendered objects (issue 18). So manifest files keep their documents' identities
 // and lines, kustomizations their generators (generatorIndex), and raw the files a build
 // still reads (all of them with keepContent: the render cache's digests read every file
