@@ -55,22 +55,22 @@ func (b *builder) buildCached(p *plan) ([]*Object, []Diagnostic, error) {
 
 // buildApp renders one planned app. lines are kustomize's messages, attributed to the app.
 func (b *builder) buildApp(p *plan) (objs []*Object, lines []Diagnostic, err error) {
-	if p.kust == nil {
+	if p.kustFile == "" {
 		objs, err := b.readPlainFolder(p)
 		return objs, nil, err
 	}
 	m, output, err := b.runKustomize(p)
 	for _, line := range output {
-		lines = append(lines, Diagnostic{Reason: ReasonKustomizeOutput, File: p.kust.File,
+		lines = append(lines, Diagnostic{Reason: ReasonKustomizeOutput, File: p.kustFile,
 			Apps: []string{p.app.ID()}, Message: line})
 	}
 	if err != nil {
-		return nil, lines, &BuildError{App: p.app.ID(), File: p.kust.File,
+		return nil, lines, &BuildError{App: p.app.ID(), File: p.kustFile,
 			Err: &kustomizeError{msg: b.relativize(err.Error())}}
 	}
 	objs, err = b.objects(p, m)
 	if err != nil {
-		return nil, lines, &BuildError{App: p.app.ID(), File: p.kust.File, Err: err}
+		return nil, lines, &BuildError{App: p.app.ID(), File: p.kustFile, Err: err}
 	}
 	return objs, lines, nil
 }
@@ -313,7 +313,7 @@ func jsonScalar(n *yaml.Node) (any, error) {
 // source finds an object's file and line from kustomize's origin annotation.
 func (b *builder) source(p *plan, origin *resource.Origin, res *resource.Resource) Source {
 	if origin == nil {
-		return Source{File: p.kust.File}
+		return Source{File: p.kustFile}
 	}
 	if origin.Repo != "" {
 		return Source{File: origin.Path, Repo: origin.Repo, Ref: origin.Ref}
@@ -380,19 +380,19 @@ func (b *builder) generatorLine(file string, by yaml.ResourceIdentifier, name st
 	if !isKustomization {
 		return b.documentLine(file, by.APIVersion, by.Kind, by.Name, by.Namespace)
 	}
-	k, err := b.r.kustomizationAt(path.Dir(file))
-	if err != nil || k == nil {
+	g, err := b.r.generatorsAt(path.Dir(file))
+	if err != nil || g == nil {
 		return 0
 	}
 	field, _ := generatorField(by.Kind)
-	best, _ := matchGenerator(k, by.Kind, name)
+	best, _ := matchGenerator(g.fields[field].names, name)
 	if field == "" {
 		field = "generators"
 	}
 	if best < 0 {
-		return lineOf(mapKey(k.Node, field))
+		return g.fields[field].line
 	}
-	return seqItemLine(k.Node, field, best)
+	return g.entryLine(field, best)
 }
 
 // readPlainFolder reads a folder without a kustomization as Argo CD does: every document of

@@ -175,7 +175,7 @@ func (b *builder) cacheKey(p *plan) string {
 	if !b.cacheable() {
 		return ""
 	}
-	if p.kust == nil {
+	if p.kustFile == "" {
 		return b.digest(p.app, slices.Clone(p.files))
 	}
 	files, ok := b.filesUnderAll(slices.Collect(maps.Keys(p.folders)))
@@ -250,7 +250,7 @@ func (b *builder) planKey(app *App) string {
 // remember records the plan of a build just cached under key.
 func (b *builder) remember(p *plan, key string) {
 	e := planEntry{key: key, warnings: slices.Clone(p.warnings), file: p.file(), inputs: key}
-	if p.kust == nil {
+	if p.kustFile == "" {
 		// The key covers the manifest files planning found; a file added beside them must
 		// make the next render plan again, so inputs covers everything under the folder.
 		e.folders = []string{p.app.Path}

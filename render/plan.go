@@ -23,8 +23,10 @@ import (
 // reported with its file and line.
 type plan struct {
 	app *App
-	// kust is the app's kustomization; nil for a folder of plain manifests.
-	kust *kustomization
+	// kustFile is the app's kustomization file; "" for a folder of plain manifests. The
+	// plan holds no kustomization itself: planning reads them whole, the build only
+	// their generators (repo.generatorsAt).
+	kustFile string
 	// files are the manifest files of a plain folder.
 	files []string
 	// overrides replace files for kustomize (repository-relative path → content): the
@@ -66,9 +68,11 @@ func (e *locatedError) Unwrap() error { return e.err }
 
 // planner walks one app's kustomization tree.
 type planner struct {
-	r       *repo
-	opts    *Options
-	p       *plan
+	r    *repo
+	opts *Options
+	p    *plan
+	// kust is the app's kustomization; nil for a folder of plain manifests.
+	kust    *kustomization
 	visited map[string]bool
 	// dropGenerators are, per kustomization file, the generators entries to leave out.
 	dropGenerators map[string][]int
@@ -99,7 +103,7 @@ func (pl *planner) run() error {
 	if k == nil {
 		return pl.planPlainFolder()
 	}
-	pl.p.kust = k
+	pl.kust, pl.p.kustFile = k, k.File
 	if err := pl.walk(k); err != nil {
 		return err
 	}
@@ -118,8 +122,8 @@ func (pl *planner) buildError(err error) *BuildError {
 		be.File, be.Line = ye.File, ye.Line
 	case errors.As(err, &fe):
 		be.File = fe.file
-	case pl.p.kust != nil:
-		be.File = pl.p.kust.File
+	case pl.kust != nil:
+		be.File = pl.kust.File
 	default:
 		be.File = pl.p.app.Path
 	}
@@ -687,7 +691,7 @@ func (pl *planner) configsBelow(k *kustomization, seen map[string]bool) ([]manif
 // user's: the app's own with origin annotations on (and the Application's namePrefix,
 // nameSuffix and namespace), and any with generators left out.
 func (pl *planner) writeOverrides() error {
-	root := pl.p.kust
+	root := pl.kust
 	files := map[string]*kustomization{root.File: root}
 	for file := range pl.dropGenerators {
 		k, err := pl.r.kustomizationAt(path.Dir(file))
@@ -826,10 +830,23 @@ func isRemoteFile(ref string) bool {
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https")
 }
 
+// reads are the repository files the app's build reads through the repository's caches:
+// the resource files it marks (unless kustomize's origin annotations trace the objects
+// instead), or the files of a plain folder.
+func (p *plan) reads() []string {
+	switch {
+	case p.kustFile == "":
+		return p.files
+	case p.needsOrigin:
+		return nil
+	}
+	return p.resourceFiles
+}
+
 // file is what an error about the app as a whole names: its kustomization, else its folder.
 func (p *plan) file() string {
-	if p.kust != nil {
-		return p.kust.File
+	if p.kustFile != "" {
+		return p.kustFile
 	}
 	return p.app.Path
 }

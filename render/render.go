@@ -168,8 +168,8 @@ func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// The builds read no tree planning kept; they hold the rendered objects instead.
-	r.releaseTrees()
+	// The builds read little of what planning read; they hold the rendered objects instead.
+	r.releaseTrees(plans, b.cacheable())
 
 	if needsCapture(plans, &opts) {
 		release, err := stray.acquire()
@@ -182,35 +182,7 @@ func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, e
 	kustomizeState.Lock()
 	parseSchema()
 	kustomizeState.Unlock()
-	shared := newSharer()
-	parallel(ctx, opts.Parallelism, len(res.Apps), func(i int) {
-		// Once built, decrypted and post-built, an app's objects share what they have in
-		// common with the apps built before (see sharer).
-		defer func() { shared.objects(res.Apps[i].Objects) }()
-		if e := reused[i]; e != nil {
-			if perr := opts.PostBuild.apply(res.Apps[i].Objects); perr != nil {
-				res.Apps[i].Objects, res.Apps[i].Err = nil, &BuildError{App: res.Apps[i].ID(), File: e.file, Err: perr}
-			}
-			return
-		}
-		if plans[i] == nil {
-			return
-		}
-		objs, lines, err := b.buildCached(plans[i])
-		if err == nil {
-			// Decrypted before the post-build, as Flux decrypts before it substitutes.
-			if err = opts.Decryption.decryptObjects(plans[i].app.ID(), objs); err != nil {
-				objs = nil
-			}
-		}
-		if err == nil {
-			if perr := opts.PostBuild.apply(objs); perr != nil {
-				objs, err = nil, &BuildError{App: plans[i].app.ID(), File: plans[i].file(), Err: perr}
-			}
-		}
-		res.Apps[i].Objects, res.Apps[i].Err = objs, err
-		plans[i].warnings = append(plans[i].warnings, lines...)
-	})
+	planWarnings := b.buildAll(ctx, res.Apps, plans, reused)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -220,10 +192,8 @@ func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, e
 		if a.Err != nil {
 			a.Error = a.Err.Error()
 		}
-		if plans[i] != nil {
-			for _, w := range plans[i].warnings {
-				warnings.add(w)
-			}
+		for _, w := range planWarnings[i] {
+			warnings.add(w)
 		}
 		if reused[i] != nil {
 			for _, w := range reused[i].warnings {
@@ -237,6 +207,52 @@ func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, e
 		c.settleNamespaces()
 	}
 	return res, nil
+}
+
+// buildAll builds the planned apps (plans[i] is apps[i]'s; nil for an app that failed
+// planning or that the render cache gave: reused[i]) and post-builds them, reused ones
+// too. It gives back what planning and kustomize said about each app built, and drops
+// each plan once its app is built, with the repository's content only that build still
+// read (repo.built): until the last app is built the builds hold the rendered objects,
+// and a plan no build reads again is memory spent for nothing (issue 18).
+func (b *builder) buildAll(ctx context.Context, apps []*AppResult, plans []*plan, reused []*planEntry) (warnings [][]Diagnostic) {
+	warnings = make([][]Diagnostic, len(apps))
+	shared := newSharer()
+	parallel(ctx, b.opts.Parallelism, len(apps), func(i int) {
+		a := apps[i]
+		// Once built, decrypted and post-built, an app's objects share what they have in
+		// common with the apps built before (see sharer).
+		defer func() { shared.objects(a.Objects) }()
+		if e := reused[i]; e != nil {
+			if perr := b.opts.PostBuild.apply(a.Objects); perr != nil {
+				a.Objects, a.Err = nil, &BuildError{App: a.ID(), File: e.file, Err: perr}
+			}
+			return
+		}
+		p := plans[i]
+		if p == nil {
+			return
+		}
+		defer func() {
+			b.r.built(p)
+			plans[i] = nil
+		}()
+		objs, lines, err := b.buildCached(p)
+		if err == nil {
+			// Decrypted before the post-build, as Flux decrypts before it substitutes.
+			if err = b.opts.Decryption.decryptObjects(p.app.ID(), objs); err != nil {
+				objs = nil
+			}
+		}
+		if err == nil {
+			if perr := b.opts.PostBuild.apply(objs); perr != nil {
+				objs, err = nil, &BuildError{App: p.app.ID(), File: p.file(), Err: perr}
+			}
+		}
+		a.Objects, a.Err = objs, err
+		warnings[i] = append(p.warnings, lines...)
+	})
+	return warnings
 }
 
 // needsCapture: a build touches os.Stderr only for deprecated fields and plugins, and the

@@ -48,6 +48,11 @@ func (s *sharer) objects(objs []*Object) {
 // are changed to hold shared children, so v must be held by nothing else. ok is false for
 // a value holding something a rendered object does not (only what encoding/json decodes:
 // maps, lists, strings, int64 and float64 numbers, booleans and null), left as it is.
+//
+// Strings and numbers are shared too: in a map or list each is a value of its own on the
+// heap (what the interface points to), and a repository's objects repeat few of them — the
+// 18,527 in the objects' unshared maps and lists on the 300-app benchmark repository are
+// 484 values.
 func (s *sharer) share(v any) (shared any, hash uint64, ok bool) {
 	switch x := v.(type) {
 	case map[string]any:
@@ -74,16 +79,16 @@ func (s *sharer) share(v any) (shared any, hash uint64, ok bool) {
 		}
 		return s.canonical(x, h)
 	case string:
-		return x, maphash.String(s.seed, x), true
+		return s.canonical(v, maphash.String(s.seed, x))
 	case int64:
-		return x, mix(uint64(x) ^ tagInt), true
+		return s.canonical(v, mix(uint64(x)^tagInt))
 	case float64:
-		return x, mix(math.Float64bits(x) ^ tagFloat), true
-	case bool:
+		return s.canonical(v, mix(math.Float64bits(x)^tagFloat))
+	case bool: // Go keeps one true and one false: nothing to share
 		if x {
-			return x, mix(tagTrue), true
+			return v, mix(tagTrue), true
 		}
-		return x, mix(tagFalse), true
+		return v, mix(tagFalse), true
 	case nil:
 		return nil, mix(tagNull), true
 	}
@@ -105,8 +110,8 @@ func (s *sharer) canonical(v any, h uint64) (any, uint64, bool) {
 }
 
 // sameContent reports whether two maps (or two lists) whose children are shared values
-// hold the same: equal keys, and each child the same value — for maps and lists the very
-// same one, since equal children were already made one.
+// hold the same — equal keys, and each child the same value: for maps and lists the very
+// same one, since equal children were already made one — or two scalars are equal.
 func sameContent(a, b any) bool {
 	switch x := a.(type) {
 	case map[string]any:
@@ -133,7 +138,8 @@ func sameContent(a, b any) bool {
 		}
 		return true
 	}
-	return false
+	// a is a string or a number, comparable: == cannot panic, whatever b is.
+	return a == b
 }
 
 // sameValue compares two shared children: maps and lists by identity, scalars by value.

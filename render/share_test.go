@@ -2,7 +2,9 @@ package render
 
 import (
 	"reflect"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -55,6 +57,49 @@ func TestSharerKeepsContent(t *testing.T) {
 	}
 }
 
+// TestSharerSharesScalars: equal strings and numbers in maps and lists that are not
+// shared (each object's own metadata) end up one value on the heap, not one each.
+func TestSharerSharesScalars(t *testing.T) {
+	s := newSharer()
+	var got []map[string]any
+	for _, name := range []string{"one", "two"} {
+		// Boxed anew for each object, as the decoder boxes them.
+		obj := map[string]any{
+			"kind":     strings.Clone("ConfigMap"),
+			"metadata": map[string]any{"name": name, "namespace": strings.Clone("team")},
+			"data":     map[string]any{"n": int64(1000), "f": 2.5},
+			"list":     []any{name, strings.Clone("x")},
+		}
+		v, _, ok := s.share(obj)
+		if !ok {
+			t.Fatalf("%s: not shareable", name)
+		}
+		got = append(got, v.(map[string]any))
+	}
+	a, b := got[0], got[1]
+	if sameMap(a["metadata"], b["metadata"]) {
+		t.Fatal("different metadata were made one")
+	}
+	for _, c := range []struct {
+		what string
+		x, y any
+	}{
+		{"kind", a["kind"], b["kind"]},
+		{"namespace", a["metadata"].(map[string]any)["namespace"], b["metadata"].(map[string]any)["namespace"]},
+		{"a list's item", a["list"].([]any)[1], b["list"].([]any)[1]},
+	} {
+		if c.x != c.y || boxOf(c.x) != boxOf(c.y) {
+			t.Errorf("%s: %v and %v are two values, want one", c.what, c.x, c.y)
+		}
+	}
+	if !sameMap(a["data"], b["data"]) {
+		t.Error("equal data of the two objects are not shared")
+	}
+}
+
+// boxOf is where the value an interface holds lives.
+func boxOf(v any) unsafe.Pointer { return (*[2]unsafe.Pointer)(unsafe.Pointer(&v))[1] }
+
 // TestSharerLeavesForeignValues: a value a rendered object never holds (a typed slice, a
 // struct) is not hashed: the map holding it, and those above, stay as they are.
 func TestSharerLeavesForeignValues(t *testing.T) {
@@ -89,7 +134,11 @@ func TestSameContent(t *testing.T) {
 		{"same list", []any{list, nil}, []any{list, nil}, true},
 		{"list and map", []any{}, map[string]any{}, false},
 		{"shorter list", []any{"a", "b"}, []any{"a"}, false},
-		{"scalars are not containers", "a", "a", false},
+		{"equal strings", "a", "a", true},
+		{"equal numbers", int64(300), int64(300), true},
+		{"a string and a number", "1", int64(1), false},
+		{"an int and a float", int64(1), float64(1), false},
+		{"a scalar and a map", "a", map[string]any{}, false},
 	} {
 		if got := sameContent(c.a, c.b); got != c.want {
 			t.Errorf("%s: sameContent = %t, want %t", c.name, got, c.want)

@@ -148,7 +148,9 @@ func takeMarker(res *resource.Resource) (Source, bool, error) {
 	if i < 0 || err != nil {
 		return Source{}, false, fmt.Errorf("malformed %s %q", sourceMarker, v)
 	}
-	return Source{File: v[:i], Line: line}, true, nil
+	// One copy of the file's name for all its objects: a slice of the marker would keep
+	// each object's copy of the annotation.
+	return Source{File: intern(v[:i]), Line: line}, true, nil
 }
 
 // generatedSource traces an object without a marker, in an app built without origin
@@ -159,17 +161,17 @@ func (b *builder) generatedSource(p *plan, res *resource.Resource) Source {
 	generatedBy := res.GetKind() + "Generator"
 	field, ok := generatorField(generatedBy)
 	if !ok {
-		return Source{File: p.kust.File}
+		return Source{File: p.kustFile}
 	}
-	best := Source{File: p.kust.File}
+	best := Source{File: p.kustFile}
 	bestLen := -1
 	for _, dir := range slices.Sorted(maps.Keys(p.folders)) {
-		k, err := b.r.kustomizationAt(dir)
-		if err != nil || k == nil {
+		g, err := b.r.generatorsAt(dir)
+		if err != nil || g == nil {
 			continue
 		}
-		if i, n := matchGenerator(k, generatedBy, res.GetName()); i >= 0 && n > bestLen {
-			best = Source{File: path.Clean(k.File), GeneratedBy: generatedBy, Line: seqItemLine(k.Node, field, i)}
+		if i, n := matchGenerator(g.fields[field].names, res.GetName()); i >= 0 && n > bestLen {
+			best = Source{File: path.Clean(g.file), GeneratedBy: generatedBy, Line: g.entryLine(field, i)}
 			bestLen = n
 		}
 	}
@@ -188,21 +190,10 @@ func generatorField(kind string) (string, bool) {
 	return "", false
 }
 
-// matchGenerator finds the entry of k's configMapGenerator or secretGenerator (by kind)
-// whose name the object's name contains, the longest such name: its index and the name's
-// length, or -1.
-func matchGenerator(k *kustomization, kind, name string) (index, length int) {
-	var names []string
-	switch kind {
-	case "ConfigMapGenerator":
-		for _, g := range k.K.ConfigMapGenerator {
-			names = append(names, g.Name)
-		}
-	case "SecretGenerator":
-		for _, g := range k.K.SecretGenerator {
-			names = append(names, g.Name)
-		}
-	}
+// matchGenerator finds the generator entry, of a configMapGenerator's or secretGenerator's
+// names, whose name the object's name contains, the longest such name: its index and the
+// name's length, or -1.
+func matchGenerator(names []string, name string) (index, length int) {
 	index, length = -1, -1
 	for i, n := range names {
 		if n != "" && strings.Contains(name, n) && len(n) > length {

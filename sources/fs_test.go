@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -415,6 +416,85 @@ func TestFileGrowsPastLimit(t *testing.T) {
 	var tooBig *FileTooLargeError
 	if !errors.As(err, &tooBig) || tooBig.Path != "grow.yaml" || tooBig.Limit != 100 {
 		t.Fatalf("reading a grown file = %v, want *FileTooLargeError for grow.yaml", err)
+	}
+}
+
+// ReadFile's content is exactly as long as its buffer: a render keeps every file it read,
+// and room to grow, kept with each, cost more than the files on a repository of small
+// manifests (issue 18).
+func TestReadFileKeepsNoSlack(t *testing.T) {
+	files := map[string]string{"one.yaml": "x", "small.yaml": strings.Repeat("a: b\n", 40), "large.yaml": strings.Repeat("k: v\n", 2000)}
+	repo := newRepo(t, files)
+	work, err := OpenWorkTree(repo, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := OpenRevision(repo, "HEAD", Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for kind, tree := range map[string]*Tree{"worktree": work, "revision": rev} {
+		for name, want := range files {
+			data, err := tree.FS.ReadFile(name)
+			if err != nil {
+				t.Fatalf("%s: %v", kind, err)
+			}
+			if string(data) != want || cap(data) != len(data) {
+				t.Errorf("%s: ReadFile(%s) = %d bytes with capacity %d, want the %d bytes of the file and no more room", kind, name, len(data), cap(data), len(want))
+			}
+		}
+	}
+}
+
+// readBounded reads what the reader holds, whatever the size it was measured at said,
+// into a buffer of its length, and refuses more than the bound.
+func TestReadBounded(t *testing.T) {
+	const limit = 10
+	f := &confinedFS{root: "/repo", maxFileSize: limit}
+	failing := errors.New("disk on fire")
+	for _, tc := range []struct {
+		name     string
+		content  string
+		sizeHint int64
+		readErr  error // after the content
+		want     string
+		wantErr  error
+	}{
+		{name: "as measured", content: "abcde", sizeHint: 5, want: "abcde"},
+		{name: "empty", content: "", sizeHint: 0, want: ""},
+		{name: "shrank", content: "abc", sizeHint: 5, want: "abc"},
+		{name: "grew", content: "abcdefg", sizeHint: 5, want: "abcdefg"},
+		{name: "grew from nothing", content: "abc", sizeHint: 0, want: "abc"},
+		{name: "grew to the bound", content: "abcdefghij", sizeHint: 5, want: "abcdefghij"},
+		{name: "grew past the bound", content: "abcdefghijk", sizeHint: 5, wantErr: &FileTooLargeError{Path: "a.yaml", Size: -1, Limit: limit}},
+		{name: "error within", content: "ab", sizeHint: 5, readErr: failing, wantErr: failing},
+		{name: "error after", content: "abcde", sizeHint: 5, readErr: failing, wantErr: failing},
+		{name: "error after growing", content: "abcdef", sizeHint: 5, readErr: failing, wantErr: failing},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r io.Reader = strings.NewReader(tc.content)
+			if tc.readErr != nil {
+				r = io.MultiReader(r, iotest.ErrReader(tc.readErr))
+			}
+			got, err := f.readBounded("a.yaml", r, tc.sizeHint)
+			if tc.wantErr != nil {
+				var tooBig *FileTooLargeError
+				if errors.As(tc.wantErr, &tooBig) {
+					if diff := cmp.Diff(tc.wantErr, err); diff != "" {
+						t.Fatalf("error (-want +got):\n%s", diff)
+					}
+				} else if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("error = %v, want %v", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want || cap(got) != len(got) {
+				t.Errorf("read %q with capacity %d, want %q and no more room", got, cap(got), tc.want)
+			}
+		})
 	}
 }
 
