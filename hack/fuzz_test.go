@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -67,11 +68,8 @@ func runFuzz(t *testing.T, modes ...string) (string, bool, int) {
 	if exit := (*exec.ExitError)(nil); err != nil && !errors.As(err, &exit) {
 		t.Fatal(err)
 	}
-	runs, _ := os.ReadFile(filepath.Join(pkg, "runs"))
-	n := 0
-	for _, c := range strings.TrimSpace(string(runs)) {
-		n = n*10 + int(c-'0')
-	}
+	runs, _ := os.ReadFile(filepath.Join(pkg, "runs")) // absent: no run
+	n, _ := strconv.Atoi(strings.TrimSpace(string(runs)))
 	return string(out), err == nil, n
 }
 

@@ -62,6 +62,21 @@ type onceEntry[T any] struct {
 	err  error
 }
 
+// loadOnce returns what load returns for key, calling load once per key of m however many
+// goroutines ask at once: the first runs it, the others wait for its result. m is one of
+// r's caches, read and written under r.mu.
+func loadOnce[T any](r *repo, m map[string]*onceEntry[T], key string, load func() (T, error)) (T, error) {
+	r.mu.Lock()
+	e, ok := m[key]
+	if !ok {
+		e = &onceEntry[T]{}
+		m[key] = e
+	}
+	r.mu.Unlock()
+	e.once.Do(func() { e.val, e.err = load() })
+	return e.val, e.err
+}
+
 func newRepo(fsys filesys.FileSystem, root string) (*repo, error) {
 	dir, file, err := fsys.CleanedAbs(root)
 	if err != nil {
@@ -217,18 +232,12 @@ func legacyOf(k *types.Kustomization) legacyFields {
 // Once planning is over, none is kept: the builds read generatorsAt.
 func (r *repo) kustomizationAt(dir string) (*kustomization, error) {
 	r.mu.Lock()
-	if r.treesReleased {
-		r.mu.Unlock()
+	released := r.treesReleased
+	r.mu.Unlock()
+	if released {
 		return r.readKustomization(dir)
 	}
-	e, ok := r.kusts[dir]
-	if !ok {
-		e = &onceEntry[*kustomization]{}
-		r.kusts[dir] = e
-	}
-	r.mu.Unlock()
-	e.once.Do(func() { e.val, e.err = r.readKustomization(dir) })
-	return e.val, e.err
+	return loadOnce(r, r.kusts, dir, func() (*kustomization, error) { return r.readKustomization(dir) })
 }
 
 func (r *repo) readKustomization(dir string) (*kustomization, error) {
@@ -349,21 +358,13 @@ func (g *generatorIndex) entryLine(field string, i int) int {
 // generatorsAt returns the generators of the kustomization in folder dir, or nil when it
 // has none.
 func (r *repo) generatorsAt(dir string) (*generatorIndex, error) {
-	r.mu.Lock()
-	e, ok := r.generators[dir]
-	if !ok {
-		e = &onceEntry[*generatorIndex]{}
-		r.generators[dir] = e
-	}
-	r.mu.Unlock()
-	e.once.Do(func() {
+	return loadOnce(r, r.generators, dir, func() (*generatorIndex, error) {
 		k, err := r.kustomizationAt(dir)
-		if k != nil {
-			e.val = k.generators()
+		if k == nil {
+			return nil, err
 		}
-		e.err = err
+		return k.generators(), err
 	})
-	return e.val, e.err
 }
 
 // unknownFieldLine finds the line of the field a json "unknown field" error names.
@@ -500,15 +501,7 @@ func (r *repo) trees(file string) (mf *manifestFile, fresh bool, err error) {
 
 // manifestsIn reads and indexes a manifest file. Malformed YAML is a *YAMLError.
 func (r *repo) manifestsIn(file string) (*manifestFile, error) {
-	r.mu.Lock()
-	e, ok := r.files[file]
-	if !ok {
-		e = &onceEntry[*manifestFile]{}
-		r.files[file] = e
-	}
-	r.mu.Unlock()
-	e.once.Do(func() { e.val, e.err = r.readManifests(file) })
-	return e.val, e.err
+	return loadOnce(r, r.files, file, func() (*manifestFile, error) { return r.readManifests(file) })
 }
 
 func (r *repo) readManifests(file string) (*manifestFile, error) {

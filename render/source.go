@@ -62,15 +62,7 @@ func (b *builder) withSourceMarkers(p *plan) (map[string][]byte, error) {
 // objects, anchors kustomize would expand) is handed over as written: its objects are then
 // traced as kustomize's origin would, by matching documents.
 func (r *repo) markedManifest(file string) ([]byte, error) {
-	r.mu.Lock()
-	e, ok := r.marked[file]
-	if !ok {
-		e = &onceEntry[[]byte]{}
-		r.marked[file] = e
-	}
-	r.mu.Unlock()
-	e.once.Do(func() { e.val, e.err = r.markManifest(file) })
-	return e.val, e.err
+	return loadOnce(r, r.marked, file, func() ([]byte, error) { return r.markManifest(file) })
 }
 
 func (r *repo) markManifest(file string) ([]byte, error) {
