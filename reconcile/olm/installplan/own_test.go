@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/yaml"
@@ -16,9 +17,24 @@ import (
 )
 
 // TestStepsReadTheirCSVOnce: a plan's ServiceAccount, Role and RoleBinding steps are each
-// owned by the CSV the plan created; the CSV is read from the API server once for all of
-// them, not once per step, and each object carries the CSV's owner reference.
+// owned by the plan's CSV. When the plan created the CSV, the steps take its UID from the
+// create's answer and read nothing; when the CSV was there already (another plan of the
+// namespace, an earlier attempt), it is read from the API server once for all of them, not
+// once per step. Either way each object carries the CSV's owner reference, with its UID.
 func TestStepsReadTheirCSVOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		csvExists bool
+		wantReads int
+	}{
+		{name: "created by the plan", wantReads: 0},
+		{name: "there already", csvExists: true, wantReads: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) { stepsReadTheirCSV(t, tc.csvExists, tc.wantReads) })
+	}
+}
+
+func stepsReadTheirCSV(t *testing.T, csvExists bool, wantReads int) {
 	env := testenv.Get(t)
 	ctx := context.Background()
 	ns := olmtest.NewNamespace(t, env, "own-once")
@@ -38,6 +54,14 @@ func TestStepsReadTheirCSVOnce(t *testing.T) {
 	}
 	csvStep := step(v1alpha1.ClusterServiceVersionKind, v1alpha1.GroupName, csvName, widgetCSV("widgets.example.com", "v1"))
 	csvStep.Resource.Version = "v1alpha1"
+	if csvExists {
+		existing := &v1alpha1.ClusterServiceVersion{}
+		if err := yaml.Unmarshal([]byte(widgetCSV("widgets.example.com", "v1")), existing); err != nil {
+			t.Fatal(err)
+		}
+		existing.Namespace = ns
+		olmtest.Create(t, env, existing)
+	}
 	plan := installPlan(ns, "install-own", v1alpha1.ApprovalAutomatic, csvName)
 	olmtest.Create(t, env, plan)
 	plan.Status = v1alpha1.InstallPlanStatus{Phase: v1alpha1.InstallPlanPhaseInstalling, CatalogSources: []string{}, Plan: []v1alpha1.Step{
@@ -66,14 +90,20 @@ func TestStepsReadTheirCSVOnce(t *testing.T) {
 	if got.Status.Phase != v1alpha1.InstallPlanPhaseComplete {
 		t.Fatalf("phase %s, message %q, steps %+v; want Complete", got.Status.Phase, got.Status.Message, got.Status.Plan)
 	}
-	if n := reads.Of(&v1alpha1.ClusterServiceVersion{}); n != 1 {
-		t.Errorf("%d reads of the CSV from the API server for three steps it owns, want 1", n)
+	if n := reads.Of(&v1alpha1.ClusterServiceVersion{}); n != wantReads {
+		t.Errorf("%d reads of the CSV from the API server for three steps it owns, want %d", n, wantReads)
 	}
-	sa := &corev1.ServiceAccount{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "widget-operator"}, sa); err != nil {
+	csv := &v1alpha1.ClusterServiceVersion{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: csvName}, csv); err != nil {
 		t.Fatal(err)
 	}
-	if len(sa.OwnerReferences) != 1 || sa.OwnerReferences[0].Name != csvName || sa.OwnerReferences[0].UID == "" {
-		t.Errorf("owner references %+v, want the CSV's", sa.OwnerReferences)
+	for _, obj := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}} {
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "widget-operator"}, obj); err != nil {
+			t.Fatal(err)
+		}
+		refs := obj.GetOwnerReferences()
+		if len(refs) != 1 || refs[0].Name != csvName || refs[0].UID != csv.UID {
+			t.Errorf("%T: owner references %+v, want the CSV's (UID %s)", obj, refs, csv.UID)
+		}
 	}
 }

@@ -152,7 +152,21 @@ func (e *executor) execute(ctx context.Context, s v1alpha1.Step) (v1alpha1.StepS
 	if err != nil && (apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)) {
 		return fail(err)
 	}
+	if err == nil && status == v1alpha1.StepStatusCreated && gvk.Kind == v1alpha1.ClusterServiceVersionKind {
+		e.created(u)
+	}
 	return status, err
+}
+
+// created remembers a CSV the plan just created, as the API server answered the create, for
+// the steps it owns: they need only its name, namespace and UID, so they do not read it back.
+func (e *executor) created(u *unstructured.Unstructured) {
+	if e.csvs == nil {
+		e.csvs = map[string]*v1alpha1.ClusterServiceVersion{}
+	}
+	e.csvs[u.GetName()] = &v1alpha1.ClusterServiceVersion{
+		ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID()},
+	}
 }
 
 // own makes a bundle object the CSV's, as OLM does: namespaced objects get the CSV's
@@ -191,8 +205,9 @@ func (e *executor) own(ctx context.Context, u *unstructured.Unstructured, csvNam
 	return nil
 }
 
-// csv reads the CSV of a step from the API server (the plan created it moments ago: the
-// cache may not show it), once per execution.
+// csv returns the CSV of a step: the one this execution created (created), else read from
+// the API server (a plan created it moments ago: the cache may not show it), once per
+// execution.
 func (e *executor) csv(ctx context.Context, name string) (*v1alpha1.ClusterServiceVersion, error) {
 	if csv, ok := e.csvs[name]; ok {
 		return csv, nil
@@ -212,8 +227,10 @@ func (e *executor) csv(ctx context.Context, name string) (*v1alpha1.ClusterServi
 // keeping the labels, annotations and owner references others added (Present). A CSV that
 // exists is left as it is: the CSV controller owns it from then on.
 func (e *executor) createOrUpdate(ctx context.Context, u *unstructured.Unstructured, update bool) (v1alpha1.StepStatus, error) {
-	err := e.client.Create(ctx, u.DeepCopy())
+	made := u.DeepCopy()
+	err := e.client.Create(ctx, made)
 	if err == nil {
+		u.SetUID(made.GetUID())
 		return v1alpha1.StepStatusCreated, nil
 	}
 	if !apierrors.IsAlreadyExists(err) {
@@ -376,22 +393,35 @@ func (e *executor) checkCRDs(ctx context.Context, steps []v1alpha1.Step) error {
 }
 
 // customResources lists the custom resources of every version served by both CRDs, as OLM
-// does before an update.
+// does before an update. It lists in pages of customResourcePage: the API server refuses a
+// list without a limit, 429 with Retry-After of a second or more, while its watch cache of the
+// resource is starting — which the first request for a new CRD's resources starts, and
+// another namespace's plan may have created the CRD moments ago (KEP-4568) — but serves a
+// list with a limit from etcd meanwhile (TestCRDCheckListsAFreshCRDWithoutWaiting).
 func (e *executor) customResources(ctx context.Context, existing, updated *apiextensionsv1.CustomResourceDefinition) ([]unstructured.Unstructured, error) {
 	var out []unstructured.Unstructured
 	for _, v := range existing.Spec.Versions {
 		if !v.Served || !servedIn(updated, v.Name) {
 			continue
 		}
-		var list unstructured.UnstructuredList
-		list.SetGroupVersionKind(schema.GroupVersionKind{Group: existing.Spec.Group, Version: v.Name, Kind: existing.Spec.Names.ListKind})
-		if err := e.reader.List(ctx, &list); err != nil {
-			return nil, fmt.Errorf("list %s %s: %w", existing.Spec.Names.Plural, v.Name, err)
+		next := ""
+		for {
+			var list unstructured.UnstructuredList
+			list.SetGroupVersionKind(schema.GroupVersionKind{Group: existing.Spec.Group, Version: v.Name, Kind: existing.Spec.Names.ListKind})
+			if err := e.reader.List(ctx, &list, client.Limit(customResourcePage), client.Continue(next)); err != nil {
+				return nil, fmt.Errorf("list %s %s: %w", existing.Spec.Names.Plural, v.Name, err)
+			}
+			out = append(out, list.Items...)
+			if next = list.GetContinue(); next == "" {
+				break
+			}
 		}
-		out = append(out, list.Items...)
 	}
 	return out, nil
 }
+
+// customResourcePage is how many custom resources one request of the CRD check lists.
+var customResourcePage int64 = 500
 
 func servedIn(crd *apiextensionsv1.CustomResourceDefinition, version string) bool {
 	for _, v := range crd.Spec.Versions {
