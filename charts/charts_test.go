@@ -178,6 +178,11 @@ func TestRenderValues(t *testing.T) {
 				t.Error("no --olm=external")
 			}
 		}},
+		{"olm workers", map[string]any{"olm": map[string]any{"concurrent": 8}}, func(t *testing.T, r *Rendered) {
+			if !slices.Contains(args(t, r), "--olm-concurrent=8") {
+				t.Errorf("args %q, want --olm-concurrent=8", args(t, r))
+			}
+		}},
 		{"olm embedded", map[string]any{"olm": map[string]any{"mode": "embedded"}}, func(t *testing.T, r *Rendered) {
 			if find(r, "ClusterRole", "olmsync-olm") == nil {
 				t.Error("no OLM rights with olm.mode embedded")
@@ -312,6 +317,7 @@ func TestSchemaRefuses(t *testing.T) {
 		want   string
 	}{
 		{map[string]any{"olm": map[string]any{"mode": "sometimes"}}, "/olm/mode"},
+		{map[string]any{"olm": map[string]any{"concurrent": 0}}, "/olm/concurrent"},
 		{map[string]any{"replicas": 2}, "replicas"},
 		{map[string]any{"leaderElection": map[string]any{"leaseDuration": "15"}}, "/leaderElection/leaseDuration"},
 		{map[string]any{"image": map[string]any{"digest": "latest"}}, "/image/digest"},

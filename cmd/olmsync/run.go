@@ -57,6 +57,7 @@ type runOptions struct {
 	allowLocalSources bool
 	strictSubstitute  bool
 	concurrent        int
+	olmConcurrent     int
 	limits            limitFlags
 	jitter            jitter.IntervalOptions
 	zap               zap.Options
@@ -122,6 +123,7 @@ branch; local sources are then allowed).`,
 	f.BoolVar(&o.allowLocalSources, "allow-local-sources", false, "let Syncs use file:// URLs, which read olmsync's own filesystem")
 	f.BoolVar(&o.strictSubstitute, "strict-substitute", false, "fail a Sync's build when spec.postBuild leaves a ${var} with no value and no default (Flux's StrictPostBuildSubstitutions)")
 	f.IntVar(&o.concurrent, "concurrent", 4, "how many Syncs are reconciled at once")
+	f.IntVar(&o.olmConcurrent, "olm-concurrent", olm.DefaultMaxConcurrentReconciles, "how many objects each controller of the embedded OLM (CSVs, InstallPlans, OperatorGroups; Subscriptions a namespace at a time) reconciles at once")
 	o.limits.registerTimeout(f)
 	o.jitter.BindFlags(f) // --interval-jitter-percentage, 5 by default, as Flux's controllers
 	// --zap-log-level (info, debug, or a number), --zap-encoder, --zap-devel, ...: the
@@ -147,11 +149,14 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	if err := validTimings(o.leaseTimings); err != nil {
 		return err
 	}
+	if o.olmConcurrent < 1 {
+		return fmt.Errorf("--olm-concurrent=%d: want 1 or more", o.olmConcurrent)
+	}
 	shard, err := labels.Parse(o.watchLabelSelector)
 	if err != nil {
 		return fmt.Errorf("--watch-label-selector: %w", err)
 	}
-	if err := o.jitter.SetGlobalJitter(nil); err != nil {
+	if err := o.jitter.SetGlobalJitter(jitterRand()); err != nil {
 		return err
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap), zap.WriteTo(cmd.ErrOrStderr())))
@@ -213,6 +218,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 			ImageCacheMaxSize:       o.imageCacheMaxSize,
 			BundleUnpackTimeout:     unpackTimeout(o.bundleUnpackTimeout),
 			InstallPlanRetryTimeout: o.installPlanRetryTimeout,
+			MaxConcurrentReconciles: o.olmConcurrent,
 		},
 		MetricsAddr:             o.metricsAddr,
 		ProbeAddr:               o.probeAddr,

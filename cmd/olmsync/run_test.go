@@ -207,6 +207,13 @@ func TestRunRejectsABadMode(t *testing.T) {
 	}
 }
 
+func TestRunRejectsBadOLMWorkers(t *testing.T) {
+	_, err := run(t, "run", "--olm-concurrent", "0")
+	if err == nil || !strings.Contains(err.Error(), "--olm-concurrent=0: want 1 or more") {
+		t.Fatalf("err %v, want --olm-concurrent=0 refused", err)
+	}
+}
+
 func TestRunRejectsABadJitter(t *testing.T) {
 	_, err := run(t, "run", "--interval-jitter-percentage", "100")
 	if err == nil || !strings.Contains(err.Error(), "jitter percentage") {

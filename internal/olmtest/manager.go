@@ -40,8 +40,12 @@ type Manager struct {
 	// ByRequest counts them by method and resource (RequestKind), for a benchmark to say
 	// where the requests go.
 	ByRequest *RequestCounts
-	stop      context.CancelFunc
-	done      chan error
+	// Refused counts the requests the API server answered with an error status (a 409
+	// conflict of a write from a stale copy, a 404, a 429), by kind and status code: work
+	// the API server did for nothing.
+	Refused *RequestCounts
+	stop    context.CancelFunc
+	done    chan error
 }
 
 // Stop stops the manager and waits for it (a test's Cleanup also does).
@@ -74,14 +78,19 @@ func StartManager(tb testing.TB, env *testenv.Env, opts olm.Options) *Manager {
 	tb.Helper()
 	EnsureNamespace(tb, env, LeaseNamespace)
 	requests := &atomic.Int64{}
-	byRequest := &RequestCounts{}
+	byRequest, refused := &RequestCounts{}, &RequestCounts{}
 	cfg := rest.CopyConfig(env.Config)
 	cfg.QPS, cfg.Burst = 500, 1000 // the default 20/30 would measure client-side throttling
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			requests.Add(1)
-			byRequest.add(RequestKind(r))
-			return rt.RoundTrip(r)
+			kind := RequestKind(r)
+			byRequest.add(kind)
+			resp, err := rt.RoundTrip(r)
+			if err == nil && resp.StatusCode >= http.StatusBadRequest {
+				refused.add(fmt.Sprintf("%s %d", kind, resp.StatusCode))
+			}
+			return resp, err
 		})
 	})
 	// Generous: on a loaded machine (several -race test binaries on two cores) a 4s lease
@@ -112,7 +121,7 @@ func StartManager(tb testing.TB, env *testenv.Env, opts olm.Options) *Manager {
 		tb.Fatalf("set up controllers: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &Manager{Requests: requests, ByRequest: byRequest, stop: cancel, done: make(chan error, 1)}
+	m := &Manager{Requests: requests, ByRequest: byRequest, Refused: refused, stop: cancel, done: make(chan error, 1)}
 	go func() { m.done <- mgr.Start(ctx) }()
 	tb.Cleanup(func() { m.Stop(tb) })
 	select {

@@ -118,6 +118,7 @@ func benchSteadyState(b *testing.B, imageOnly bool) {
 		b.ReportMetric(elapsed.Seconds(), "s-to-steady-state")
 		b.ReportMetric(float64(m.Requests.Load()), "api-requests")
 		b.Logf("the manager's requests by kind, most first:\n%s", strings.Join(m.ByRequest.Top(25), "\n"))
+		b.Logf("of them refused, by kind and status:\n%s", strings.Join(m.Refused.Top(15), "\n"))
 		b.Logf("the controllers' work:\n%s", strings.Join(olmtest.ReconcileStats(), "\n"))
 		heap, live := memory.Stop()
 		if path := os.Getenv("OLMSYNC_BENCH_HEAPPROFILE"); path != "" {

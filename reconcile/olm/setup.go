@@ -30,12 +30,14 @@ import (
 )
 
 // DefaultMaxConcurrentReconciles is how many objects each controller reconciles at once
-// unless Options say otherwise. It stays 1: in BenchmarkSteadyState four workers per
-// controller left the API requests as many, the ratio to the write-only floor no better
-// (10.6 against 7.6 with one) and the manager's peak heap 24 MiB higher (docs/olm.md
-// "Scale"); the controllers wait on the API server, and more of them waiting at once does
-// not make it answer sooner on a small control plane.
-const DefaultMaxConcurrentReconciles = 1
+// unless Options say otherwise (olmsync run --olm-concurrent). OLM's operators run two
+// workers per queue (queueinformer's default numWorkers). Four here, measured in
+// BenchmarkSteadyState on an otherwise idle two-core machine (docs/olm.md "Workers"): 500
+// Subscriptions reached steady state in 103 s with one worker per controller, 66 s with two,
+// 53 s with four and 48 s with eight, whose manager heap (150 MiB) left issue 18's bound.
+// The InstallPlan controller, whose plans run their steps one request after another, is the
+// one that waits; more workers keep the API server busy instead.
+const DefaultMaxConcurrentReconciles = 4
 
 // LeaderElectionID is the name of the Lease the embedded OLM's manager holds, so that of
 // several replicas only one acts. Whoever builds the manager sets it with LeaderElection on.
