@@ -33,10 +33,9 @@ import (
 // unless Options say otherwise (olmsync run --olm-concurrent). OLM's operators run two
 // workers per queue (queueinformer's default numWorkers). Four here, measured in
 // BenchmarkSteadyState on an otherwise idle two-core machine (docs/olm.md "Workers"): 500
-// Subscriptions reached steady state in 103 s with one worker per controller, 66 s with two,
-// 53 s with four and 48 s with eight, whose manager heap (150 MiB) left issue 18's bound.
-// The InstallPlan controller, whose plans run their steps one request after another, is the
-// one that waits; more workers keep the API server busy instead.
+// Subscriptions reached steady state in 51.8 s with one worker per controller, 44.9 s with
+// two and 41.1-42.3 s with four, the manager's peak heap 114, 123 and 137-143 MiB (issue 18's
+// bound is 150). The run is bound by the machine's CPU, the API server's most.
 const DefaultMaxConcurrentReconciles = 4
 
 // LeaderElectionID is the name of the Lease the embedded OLM's manager holds, so that of
