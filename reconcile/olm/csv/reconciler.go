@@ -62,6 +62,9 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	Options  Options
 	versions versionCache
+	// superseded is, per CSV, the version its last write here replaced: a sync that reads
+	// that one from the cache stops before computing a write the API server would refuse.
+	superseded patcher.Superseded
 }
 
 func (r *Reconciler) applier() *applier.Applier {
@@ -73,6 +76,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	obj, err := r.get(ctx, req.NamespacedName)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
+			r.superseded.Forget(req.NamespacedName)
 			metrics.ForgetCSV(req.Namespace, req.Name)
 			// A CSV can go without its finalizer running (someone removed it): its copies go too.
 			return reconcile.Result{}, r.deleteCopies(ctx, req.Namespace, req.Name)
@@ -81,6 +85,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	}
 	if groups.IsCopied(obj) {
 		// A copy is written by its parent's sync only.
+		return reconcile.Result{}, nil
+	}
+	if r.superseded.Stale(req.NamespacedName, obj.ResourceVersion) {
+		// The cache has not caught up with this controller's last write of the CSV: a sync
+		// from this copy would compute a write the API server refuses. The event of the
+		// version written syncs it (the CSV watch filters no update).
+		log.FromContext(ctx).V(1).Info("csv read at the version the last write replaced; its next event syncs it", "resourceVersion", obj.ResourceVersion)
 		return reconcile.Result{}, nil
 	}
 	before := obj.DeepCopy()
@@ -98,6 +109,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 			retErr = kerrors.NewAggregate([]error{retErr, fmt.Errorf("patch csv %s/%s: %w", obj.Namespace, obj.Name, err)})
 			return
 		}
+		r.superseded.Wrote(req.NamespacedName, before.ResourceVersion, obj.ResourceVersion)
 		r.recordPhase(obj, s.transition)
 		if obj.DeletionTimestamp.IsZero() {
 			metrics.EmitCSV(before, obj)

@@ -2,10 +2,12 @@ package csv_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/yaml"
 
@@ -106,5 +108,75 @@ func TestRequirementsClearedAfterAStaleRead(t *testing.T) {
 	}
 	if n := reads.Of(&v1alpha1.ClusterServiceVersion{}); n > 0 {
 		t.Errorf("%d reads of the CSV from the API server, want none (the cache)", n)
+	}
+}
+
+// TestSyncStopsOnACopyItsWriteReplaced: a sync wrote the CSV's status; the next reconcile
+// reads the CSV from a cache that has not caught up with that write — the very version the
+// write replaced. It stops there: no write (the API server would refuse it, 409) and no
+// sync. Once the cache holds the write, the CSV syncs on.
+func TestSyncStopsOnACopyItsWriteReplaced(t *testing.T) {
+	env := testenv.Get(t)
+	ctx := context.Background()
+	ns := newNamespace(t, env, "superseded")
+	olmtest.OwnGroupTargeted(t, env, ns)
+	obj := &v1alpha1.ClusterServiceVersion{}
+	if err := yaml.UnmarshalStrict([]byte(gadgetCSV), obj); err != nil {
+		t.Fatal(err)
+	}
+	obj.Namespace = ns
+	create(t, env, obj)
+	key := client.ObjectKeyFromObject(obj)
+	created := getCSV(t, env, ns, obj.Name)
+
+	var writes, reads atomic.Int32
+	direct, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counting := interceptor.NewClient(direct, interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+			writes.Add(1)
+			return c.Patch(ctx, o, p, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			writes.Add(1)
+			return c.SubResource(sub).Patch(ctx, o, p, opts...)
+		},
+		List: func(ctx context.Context, c client.WithWatch, l client.ObjectList, opts ...client.ListOption) error {
+			reads.Add(1)
+			return c.List(ctx, l, opts...)
+		},
+	})
+	lagging := &olmtest.StaleCache{Client: counting}
+	r := &csv.Reconciler{Client: lagging, APIReader: env.Client, Discovery: discovery.NewDiscoveryClientForConfigOrDie(env.Config)}
+	reconcileOnce := func() {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil {
+			t.Fatalf("reconcile: %v", err)
+		}
+	}
+
+	reconcileOnce()
+	pending := getCSV(t, env, ns, obj.Name)
+	if pending.ResourceVersion == created.ResourceVersion || writes.Load() == 0 {
+		t.Fatalf("the first sync wrote nothing (%d writes): phase %q", writes.Load(), pending.Status.Phase)
+	}
+
+	lagging.Stale = created // the cache: the CSV before that write
+	writes.Store(0)
+	reads.Store(0)
+	reconcileOnce()
+	if n, m := writes.Load(), reads.Load(); n != 0 || m != 0 {
+		t.Errorf("a reconcile of the copy the last write replaced made %d writes and %d cache lists, want none: it stops", n, m)
+	}
+	if got := getCSV(t, env, ns, obj.Name); got.ResourceVersion != pending.ResourceVersion {
+		t.Errorf("the CSV changed (%s → %s) from a copy older than the last write", pending.ResourceVersion, got.ResourceVersion)
+	}
+
+	lagging.Stale = nil // the cache caught up
+	reconcileOnce()
+	if n := reads.Load(); n == 0 {
+		t.Error("once the cache holds the write, the CSV is not synced")
 	}
 }
