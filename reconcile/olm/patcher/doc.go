@@ -7,6 +7,8 @@
 // object holds would be no difference and stay). The event of the newer version queues the
 // object again, and that reconcile reads it; so the controllers read the object they
 // reconcile from the cache, as controller-runtime controllers do, and not past it.
+// Superseded lets a controller skip even computing such a write: it remembers the version
+// its own last write replaced, so a reconcile that reads that version stops at once.
 //
 // fluxcd/pkg/runtime's patch helper, which the Sync reconciler uses, sends its metadata,
 // spec and status patches without a resourceVersion (only its conditions patch carries one,
