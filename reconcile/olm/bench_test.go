@@ -399,10 +399,11 @@ func copyInto(o *unstructured.Unstructured, to string) *unstructured.Unstructure
 	return c
 }
 
-// writeOnlyWorkers is how many objects writeOnly writes at once. The embedded OLM runs six
-// controllers of one worker each by default (olm.DefaultMaxConcurrentReconciles); eight
-// writers keep the API server at least as busy as they can, so the ratio is not flattered
-// by a floor that writes too few objects at once.
+// writeOnlyWorkers is how many objects writeOnly writes at once: twice the workers of any
+// one controller of the embedded OLM by default (olm.DefaultMaxConcurrentReconciles), and
+// enough to keep the API server as busy as the controllers do (both runs are bound by the
+// machine's CPU, docs/olm.md "Workers"), so the ratio is not flattered by a floor that
+// writes too few objects at once.
 const writeOnlyWorkers = 8
 
 func toAny(m map[string]string) map[string]any {
