@@ -82,7 +82,7 @@ func StartManager(tb testing.TB, env *testenv.Env, opts olm.Options) *Manager {
 	cfg := rest.CopyConfig(env.Config)
 	cfg.QPS, cfg.Burst = 500, 1000 // the default 20/30 would measure client-side throttling
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return RoundTripFunc(func(r *http.Request) (*http.Response, error) {
 			requests.Add(1)
 			kind := RequestKind(r)
 			byRequest.add(kind)
@@ -192,9 +192,12 @@ func RequestKind(r *http.Request) string {
 	}
 }
 
-type roundTripFunc func(*http.Request) (*http.Response, error)
+// RoundTripFunc is a function as an http.RoundTripper, for a rest.Config's Wrap that counts
+// or watches the requests a client makes.
+type RoundTripFunc func(*http.Request) (*http.Response, error)
 
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+// RoundTrip calls f.
+func (f RoundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 var nsCounter atomic.Int64
 

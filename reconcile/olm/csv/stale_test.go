@@ -48,6 +48,19 @@ spec:
               - {name: operator, image: "example.com/gadget-operator:1.0.0"}
 `
 
+// createGadget creates gadgetCSV in ns, in a namespace whose OperatorGroup targets it.
+func createGadget(t *testing.T, env *testenv.Env, ns string) *v1alpha1.ClusterServiceVersion {
+	t.Helper()
+	olmtest.OwnGroupTargeted(t, env, ns) // no OperatorGroup controller runs here
+	obj := &v1alpha1.ClusterServiceVersion{}
+	if err := yaml.UnmarshalStrict([]byte(gadgetCSV), obj); err != nil {
+		t.Fatal(err)
+	}
+	obj.Namespace = ns
+	create(t, env, obj)
+	return obj
+}
+
 // TestRequirementsClearedAfterAStaleRead: a Pending CSV whose minKubeVersion the server does
 // not meet is edited to require nothing while a sync runs from the copy before the edit
 // (the cache had not caught up). That sync's write of the requirement it found unmet must
@@ -59,13 +72,7 @@ func TestRequirementsClearedAfterAStaleRead(t *testing.T) {
 	env := testenv.Get(t)
 	ctx := context.Background()
 	ns := newNamespace(t, env, "stale-read")
-	olmtest.OwnGroupTargeted(t, env, ns) // no OperatorGroup controller runs here
-	obj := &v1alpha1.ClusterServiceVersion{}
-	if err := yaml.UnmarshalStrict([]byte(gadgetCSV), obj); err != nil {
-		t.Fatal(err)
-	}
-	obj.Namespace = ns
-	create(t, env, obj)
+	obj := createGadget(t, env, ns)
 	key := client.ObjectKeyFromObject(obj)
 	lagging := &olmtest.StaleCache{Client: env.Client}
 	reads := &olmtest.APIReads{Reader: env.Client}
@@ -119,13 +126,7 @@ func TestSyncStopsOnACopyItsWriteReplaced(t *testing.T) {
 	env := testenv.Get(t)
 	ctx := context.Background()
 	ns := newNamespace(t, env, "superseded")
-	olmtest.OwnGroupTargeted(t, env, ns)
-	obj := &v1alpha1.ClusterServiceVersion{}
-	if err := yaml.UnmarshalStrict([]byte(gadgetCSV), obj); err != nil {
-		t.Fatal(err)
-	}
-	obj.Namespace = ns
-	create(t, env, obj)
+	obj := createGadget(t, env, ns)
 	key := client.ObjectKeyFromObject(obj)
 	created := getCSV(t, env, ns, obj.Name)
 

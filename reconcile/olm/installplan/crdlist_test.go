@@ -8,12 +8,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/olmtest"
@@ -39,24 +37,12 @@ func TestCRDCheckListsAFreshCRDWithoutWaiting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	olmtest.Create(t, env, crd)
-	olmtest.Eventually(t, "the CRD established", func() error {
-		got := &apiextensionsv1.CustomResourceDefinition{}
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(crd), got); err != nil {
-			return err
-		}
-		for _, c := range got.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				return nil
-			}
-		}
-		return fmt.Errorf("conditions %+v", got.Status.Conditions)
-	})
+	establishedCRD(t, env, crd)
 
 	var refused, lists atomic.Int32
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTrip(func(r *http.Request) (*http.Response, error) {
+		return olmtest.RoundTripFunc(func(r *http.Request) (*http.Response, error) {
 			resp, err := rt.RoundTrip(r)
 			if err == nil && r.Method == http.MethodGet && r.URL.Path == "/apis/"+group+"/v1/widgets" {
 				lists.Add(1)
@@ -92,10 +78,6 @@ func TestCRDCheckListsAFreshCRDWithoutWaiting(t *testing.T) {
 	}
 }
 
-type roundTrip func(*http.Request) (*http.Response, error)
-
-func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
 // TestCRDCheckReadsEveryPage: the update check lists the custom resources in pages and checks
 // all of them: with two to a page, the one of five that the plan's stricter schema refuses
 // comes on the last page, and the plan is refused with OLM's message, the CRD unchanged.
@@ -122,11 +104,7 @@ func TestCRDCheckReadsEveryPage(t *testing.T) {
 	plan := installingWidget(t, env, ns, "install", group)
 	strict := strings.Replace(widgetCRD(group, "v1"), "x-kubernetes-preserve-unknown-fields: true",
 		"properties: {spec: {type: object, properties: {size: {type: integer}}}}", 1)
-	j, err := yaml.YAMLToJSON([]byte(strict))
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan.Status.Plan[0].Resource.Manifest = string(j)
+	plan.Status.Plan[0].Resource.Manifest = manifestJSON(t, strict)
 	if err := env.Client.Status().Update(ctx, plan); err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,7 @@ func existingWidgetCRD(t *testing.T, env *testenv.Env, group string) *apiextensi
 		t.Fatal(err)
 	}
 	crd.Annotations = map[string]string{"example.com/other": "kept"}
-	olmtest.Create(t, env, crd)
+	establishedCRD(t, env, crd)
 	olmtest.Eventually(t, "widgets served", func() error {
 		var l unstructured.UnstructuredList
 		l.SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: "v1", Kind: "WidgetList"})

@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apihelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -196,22 +197,49 @@ func decodeInto(manifest string, obj any) error {
 func installingWidget(t *testing.T, env *testenv.Env, ns, name, group string) *v1alpha1.InstallPlan {
 	t.Helper()
 	const csvName = "widget.v1.0.0"
-	step := func(kind, group, version, name, manifest string) v1alpha1.Step {
-		j, err := yaml.YAMLToJSON([]byte(manifest))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v1alpha1.Step{Resolving: csvName, Status: v1alpha1.StepStatusUnknown, Resource: v1alpha1.StepResource{
-			Kind: kind, Name: name, Group: group, Version: version, Manifest: string(j)}}
-	}
 	plan := installPlan(ns, name, v1alpha1.ApprovalAutomatic, csvName)
 	olmtest.Create(t, env, plan)
 	plan.Status = v1alpha1.InstallPlanStatus{Phase: v1alpha1.InstallPlanPhaseInstalling, CatalogSources: []string{}, Plan: []v1alpha1.Step{
-		step("CustomResourceDefinition", "apiextensions.k8s.io", "v1", "widgets."+group, widgetCRD(group, "v1")),
-		step(v1alpha1.ClusterServiceVersionKind, v1alpha1.GroupName, "v1alpha1", csvName, widgetCSV(group, "v1")),
+		planStep(t, csvName, "CustomResourceDefinition", "apiextensions.k8s.io", "v1", "widgets."+group, widgetCRD(group, "v1")),
+		planStep(t, csvName, v1alpha1.ClusterServiceVersionKind, v1alpha1.GroupName, "v1alpha1", csvName, widgetCSV(group, "v1")),
 	}}
 	if err := env.Client.Status().Update(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	return plan
+}
+
+// planStep is a step of csvName's bundle not yet executed, its manifest the YAML given as JSON
+// (as a plan's steps carry it).
+func planStep(t *testing.T, csvName, kind, group, version, name, manifest string) v1alpha1.Step {
+	t.Helper()
+	return v1alpha1.Step{Resolving: csvName, Status: v1alpha1.StepStatusUnknown, Resource: v1alpha1.StepResource{
+		Kind: kind, Name: name, Group: group, Version: version, Manifest: manifestJSON(t, manifest)}}
+}
+
+// manifestJSON is a YAML manifest as JSON.
+func manifestJSON(t *testing.T, manifest string) string {
+	t.Helper()
+	j, err := yaml.YAMLToJSON([]byte(manifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(j)
+}
+
+// establishedCRD creates crd and waits until the API server says it is Established — not
+// until its resources are served: the first request for them starts their watch cache.
+func establishedCRD(t *testing.T, env *testenv.Env, crd *apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	olmtest.Create(t, env, crd)
+	olmtest.Eventually(t, "the CRD established", func() error {
+		got := &apiextensionsv1.CustomResourceDefinition{}
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(crd), got); err != nil {
+			return err
+		}
+		if !apihelpers.IsCRDConditionTrue(got, apiextensionsv1.Established) {
+			return fmt.Errorf("conditions %+v", got.Status.Conditions)
+		}
+		return nil
+	})
 }

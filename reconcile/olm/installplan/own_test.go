@@ -8,7 +8,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/olmtest"
@@ -39,24 +38,14 @@ func stepsReadTheirCSV(t *testing.T, csvExists bool, wantReads int) {
 	ctx := context.Background()
 	ns := olmtest.NewNamespace(t, env, "own-once")
 	olmtest.OwnGroupTargeted(t, env, ns) // no OperatorGroup controller runs here
-	manifest := func(y string) string {
-		t.Helper()
-		j, err := yaml.YAMLToJSON([]byte(y))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(j)
-	}
 	const csvName = "widget.v1.0.0"
 	step := func(kind, group, name, y string) v1alpha1.Step {
-		return v1alpha1.Step{Resolving: csvName, Status: v1alpha1.StepStatusUnknown, Resource: v1alpha1.StepResource{
-			Kind: kind, Name: name, Group: group, Version: "v1", Manifest: manifest(y)}}
+		return planStep(t, csvName, kind, group, "v1", name, y)
 	}
-	csvStep := step(v1alpha1.ClusterServiceVersionKind, v1alpha1.GroupName, csvName, widgetCSV("widgets.example.com", "v1"))
-	csvStep.Resource.Version = "v1alpha1"
+	csvStep := planStep(t, csvName, v1alpha1.ClusterServiceVersionKind, v1alpha1.GroupName, "v1alpha1", csvName, widgetCSV("widgets.example.com", "v1"))
 	if csvExists {
 		existing := &v1alpha1.ClusterServiceVersion{}
-		if err := yaml.Unmarshal([]byte(widgetCSV("widgets.example.com", "v1")), existing); err != nil {
+		if err := decodeInto(widgetCSV("widgets.example.com", "v1"), existing); err != nil {
 			t.Fatal(err)
 		}
 		existing.Namespace = ns
