@@ -163,9 +163,7 @@ func (sc *scenario) startManager(t *testing.T, addr, globalCatalogs string, anon
 	go func() { done <- mgr.Start(ctx) }()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
+		olmtest.CheckStopped(t, "manager", <-done)
 	})
 	olmtest.Eventually(t, "the dashboard answers", func() error {
 		resp, err := http.Get(sc.url + "/")

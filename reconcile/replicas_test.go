@@ -87,9 +87,7 @@ func (r *replica) Stop(t *testing.T) {
 		return
 	}
 	r.stop()
-	if err := <-r.done; err != nil {
-		t.Errorf("replica stopped with: %v", err)
-	}
+	olmtest.CheckStopped(t, "replica", <-r.done)
 	r.done = nil
 }
 

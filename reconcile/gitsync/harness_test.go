@@ -80,9 +80,7 @@ func startManager(t testing.TB, env *testenv.Env, o managerOptions) *manager {
 	go func() { done <- m.Start(ctx) }()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
+		olmtest.CheckStopped(t, "manager", <-done)
 	})
 	return m
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/olmsync/olmsync/api/operators"
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/shareddata"
 	"github.com/olmsync/olmsync/internal/testenv"
 	"github.com/olmsync/olmsync/olm/groups"
@@ -112,9 +113,7 @@ func newManager(t *testing.T, env *testenv.Env, opts olm.Options) *manager {
 	go func() { m.done <- mgr.Start(ctx) }()
 	t.Cleanup(func() {
 		m.shutdown()
-		if m.err != nil {
-			t.Errorf("manager stopped with: %v", m.err)
-		}
+		olmtest.CheckStopped(t, "manager", m.err)
 	})
 	return m
 }
