@@ -74,14 +74,7 @@ func BenchmarkDashboard(b *testing.B) {
 	go func() { done <- mgr.Start(ctx) }()
 	b.Cleanup(func() {
 		cancel()
-		err := <-done
-		switch {
-		case olmtest.ShutdownDeadlock(err):
-			// Seen here with 200 Syncs queued; it stops nothing the figures measure.
-			b.Logf("manager: %v (controller-runtime#3538)", err)
-		case err != nil:
-			b.Errorf("manager: %v", err)
-		}
+		olmtest.CheckStopped(b, "manager", <-done)
 	})
 	// The first answer the dashboard gives once it listens: the list, read whole.
 	var first time.Duration

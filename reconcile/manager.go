@@ -19,11 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -183,9 +181,9 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 		LeaseDuration:                       &t.LeaseDuration,
 		RenewDeadline:                       &t.RenewDeadline,
 		RetryPeriod:                         &t.RetryPeriod,
-		// One manager per process, but for tests that run `olmsync run` more than once in
-		// one process: controller names need not be unique across managers.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		// Names need not be unique across managers (tests run `olmsync run` more than once
+		// in a process), and no priority queue: it can deadlock on shutdown.
+		Controller: olm.ControllerConfig(),
 		// managedFields are read by nothing that reads through the cache, and are often the
 		// largest part of a cached object: dropped, as Flux's controllers drop them.
 		Cache: cache.Options{ByObject: cacheByObject(opts.WatchLabelSelector, embedded), DefaultTransform: cache.TransformStripManagedFields()},

@@ -17,11 +17,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -59,26 +57,15 @@ func (m *Manager) Stop(tb testing.TB) {
 	m.done = nil
 }
 
-// CheckStopped fails the test with err, what a manager's Start returned once stopped, unless
-// it is the shutdown deadlock of controller-runtime v0.24.1 (ShutdownDeadlock): that is
-// logged, as the test's outcome was decided before. Every harness that stops a manager
-// checks its end so; the more workers, the likelier the deadlock.
+// CheckStopped fails the test with err, what a manager's Start returned once stopped. Every
+// harness that stops a manager checks its end so: a runnable that does not stop within the
+// grace period is a bug (it was controller-runtime's priority queue, controller-runtime#3538,
+// until olm.ControllerConfig turned it off).
 func CheckStopped(tb testing.TB, what string, err error) {
 	tb.Helper()
-	switch {
-	case ShutdownDeadlock(err):
-		tb.Logf("%s stopped with: %v (controller-runtime#3538)", what, err)
-	case err != nil:
+	if err != nil {
 		tb.Errorf("%s stopped with: %v", what, err)
 	}
-}
-
-// ShutdownDeadlock reports whether a manager's Start returned because a runnable did not
-// stop within the grace period: controller-runtime v0.24.1's priority queue can deadlock a
-// worker on shutdown (kubernetes-sigs/controller-runtime#3538, fixed upstream later). Tests
-// and benchmarks log it instead of failing on it.
-func ShutdownDeadlock(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "grace period")
 }
 
 // StartManager starts a manager running olm.SetupWithManager(opts) and waits until it leads.
@@ -115,7 +102,7 @@ func StartManager(tb testing.TB, env *testenv.Env, opts olm.Options) *Manager {
 		LeaseDuration:                 &lease,
 		RenewDeadline:                 &renew,
 		RetryPeriod:                   &retry,
-		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
+		Controller:                    olm.ControllerConfig(),
 		// As olmsync run's manager (reconcile.NewManager) caches objects.
 		Cache: cache.Options{ByObject: olm.CacheByObject(), DefaultTransform: cache.TransformStripManagedFields()},
 	})

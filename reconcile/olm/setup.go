@@ -12,9 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
@@ -142,6 +144,21 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("set up subscription controller: %w", err)
 	}
 	return nil
+}
+
+// ControllerConfig is the controller configuration of every manager that runs the embedded
+// OLM (olmsync run's, reconcile.NewManager, and the tests'): controller names need not be
+// unique across managers (tests run more than one in a process), and every controller takes
+// client-go's rate-limited workqueue instead of controller-runtime's priority queue, its
+// default since v0.23. The priority queue of the controller-runtime this module pins (v0.24.1)
+// can deadlock on shutdown: a worker waiting for an item as the queue shuts down leaves the
+// queue's lock held by a send nobody receives, and every other worker blocks on that lock
+// (kubernetes-sigs/controller-runtime#3538, fixed upstream after v0.24.1). A manager told to
+// stop — SIGTERM, a lost lease — then waits out its 30 s grace period and ends with "failed
+// waiting for all runnables to end within grace period". OLM's own operators use client-go's
+// workqueues too. TestShutdownWithBusyQueues reproduces the deadlock.
+func ControllerConfig() config.Controller {
+	return config.Controller{SkipNameValidation: ptr.To(true), UsePriorityQueue: ptr.To(false)}
 }
 
 // CacheByObject narrows the manager's cache to the Deployments and RBAC that OLM makes (those

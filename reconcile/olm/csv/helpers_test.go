@@ -22,7 +22,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -100,7 +99,7 @@ func newManager(t *testing.T, env *testenv.Env, opts olm.Options) *manager {
 		RenewDeadline:                 &renew,
 		RetryPeriod:                   &retry,
 		Cache:                         cache.Options{ByObject: olm.CacheByObject()},
-		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
+		Controller:                    olm.ControllerConfig(),
 	})
 	if err != nil {
 		t.Fatalf("new manager: %v", err)
