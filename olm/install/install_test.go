@@ -307,3 +307,106 @@ func TestDeploymentSpecHashIsStable(t *testing.T) {
 		t.Fatal("empty spec")
 	}
 }
+
+// TestPermissionsForIsWhatThePlanCreates: PermissionsFor builds its objects without going
+// through steps; they are, field for field, the objects of the plan's steps for the CSV
+// (decoded, the CSV's UID in the owner references and olm.managed added, as the plan's
+// executor writes them), for a CSV with one service account per kind of permission and for
+// one whose two service accounts each have both. And they share nothing with the CSV.
+func TestPermissionsForIsWhatThePlanCreates(t *testing.T) {
+	twoAccounts := strategyCSV()
+	spec := &twoAccounts.Spec.InstallStrategy.StrategySpec
+	for _, sa := range []string{"second", "etcd-operator"} {
+		spec.Permissions = append(spec.Permissions, v1alpha1.StrategyDeploymentPermissions{
+			ServiceAccountName: sa,
+			Rules:              []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list"}}},
+		})
+		spec.ClusterPermissions = append(spec.ClusterPermissions, v1alpha1.StrategyDeploymentPermissions{
+			ServiceAccountName: sa,
+			Rules:              []rbacv1.PolicyRule{{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get"}}},
+		})
+	}
+	for name, c := range map[string]*v1alpha1.ClusterServiceVersion{"one account each": strategyCSV(), "two accounts": twoAccounts} {
+		t.Run(name, func(t *testing.T) {
+			want := planPermissions(t, c)
+			got, err := PermissionsFor(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("objects (-installplan's steps +PermissionsFor):\n%s", diff)
+			}
+			before := c.DeepCopy()
+			got.Roles[0].Rules[0].Verbs[0] = "changed"
+			got.ClusterRoles[0].Rules[0].Resources[0] = "changed"
+			got.ServiceAccounts[0].OwnerReferences[0].Name = "changed"
+			if diff := cmp.Diff(before, c); diff != "" {
+				t.Errorf("changing PermissionsFor's objects changed the CSV (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+// planPermissions decodes the RBAC steps of a plan for c as its executor writes them: the
+// CSV's UID in the owner references, olm.managed=true.
+func planPermissions(t *testing.T, c *v1alpha1.ClusterServiceVersion) Permissions {
+	t.Helper()
+	steps, err := resolve.BundleSteps(c.Namespace, resolve.Bundle{Name: c.Name, Replaces: c.Spec.Replaces, Content: &catalog.Bundle{Name: c.Name, CSV: c}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out Permissions
+	for _, s := range steps {
+		var err error
+		switch s.Resource.Kind {
+		case "ServiceAccount":
+			err = decodeStep(s, &out.ServiceAccounts, c)
+		case "Role":
+			err = decodeStep(s, &out.Roles, c)
+		case "RoleBinding":
+			err = decodeStep(s, &out.RoleBindings, c)
+		case "ClusterRole":
+			err = decodeStep(s, &out.ClusterRoles, c)
+		case "ClusterRoleBinding":
+			err = decodeStep(s, &out.ClusterRoleBindings, c)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func decodeStep[T any, P object[T]](s v1alpha1.Step, list *[]T, c *v1alpha1.ClusterServiceVersion) error {
+	var obj T
+	if err := json.Unmarshal([]byte(s.Resource.Manifest), &obj); err != nil {
+		return err
+	}
+	p := P(&obj)
+	refs := p.GetOwnerReferences()
+	for i := range refs {
+		if refs[i].Kind == v1alpha1.ClusterServiceVersionKind && refs[i].Name == c.Name {
+			refs[i].UID = c.UID
+		}
+	}
+	labels := p.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[groups.ManagedLabel] = groups.ManagedLabelValue
+	p.SetLabels(labels)
+	*list = append(*list, obj)
+	return nil
+}
+
+// BenchmarkPermissionsFor: what the CSV controller spends on a CSV's permissions on every
+// sync, for a CSV of one namespaced and one cluster permission.
+func BenchmarkPermissionsFor(b *testing.B) {
+	c := strategyCSV()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := PermissionsFor(c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package install
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
-	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/olm/groups"
 	"github.com/olmsync/olmsync/olm/resolve"
 )
@@ -31,8 +29,9 @@ type Permissions struct {
 }
 
 // PermissionsFor returns the objects a CSV's permissions need: exactly those an InstallPlan
-// for the CSV creates (the steps resolve.BundleSteps makes), so that whether the InstallPlan
-// or the CSV controller writes them first, they are the same objects:
+// for the CSV creates (resolve.PermissionObjects, the objects of the steps resolve.BundleSteps
+// makes), so that whether the InstallPlan or the CSV controller writes them first, they are
+// the same objects:
 //
 //   - a ServiceAccount per service account named (never "default"), owned by the CSV;
 //   - per permissions entry, a Role with its rules and a RoleBinding of it to the service
@@ -40,31 +39,25 @@ type Permissions struct {
 //   - per clusterPermissions entry, a ClusterRole and a ClusterRoleBinding named <csv>-<hash>.
 //
 // The RBAC carries the CSV's owner labels and olm.permissions.hash. The owner references carry the
-// CSV's UID (steps made from a catalog have none; the InstallPlan fills it in).
+// CSV's UID (steps made from a catalog have none; the InstallPlan fills it in). The CSV
+// controller calls it on every sync: it builds the objects without encoding them into steps
+// and decoding them again, which cost most of its time (BenchmarkPermissionsFor).
 func PermissionsFor(csv *v1alpha1.ClusterServiceVersion) (Permissions, error) {
-	steps, err := resolve.BundleSteps(csv.Namespace, resolve.Bundle{
-		Name: csv.Name, Replaces: csv.Spec.Replaces, Content: &catalog.Bundle{Name: csv.Name, CSV: csv},
-	})
-	if err != nil {
-		return Permissions{}, fmt.Errorf("rbac of csv %s/%s: %w", csv.Namespace, csv.Name, err)
-	}
 	var out Permissions
-	for _, s := range steps {
-		var err error
-		switch s.Resource.Kind {
-		case "ServiceAccount":
-			err = decodeInto(s, &out.ServiceAccounts, csv)
-		case "Role":
-			err = decodeInto(s, &out.Roles, csv)
-		case "RoleBinding":
-			err = decodeInto(s, &out.RoleBindings, csv)
-		case "ClusterRole":
-			err = decodeInto(s, &out.ClusterRoles, csv)
-		case "ClusterRoleBinding":
-			err = decodeInto(s, &out.ClusterRoleBindings, csv)
-		}
-		if err != nil {
-			return Permissions{}, fmt.Errorf("rbac of csv %s/%s: %w", csv.Namespace, csv.Name, err)
+	for _, o := range resolve.PermissionObjects(csv) {
+		switch o := o.(type) {
+		case *corev1.ServiceAccount:
+			add(&out.ServiceAccounts, o.DeepCopy(), csv)
+		case *rbacv1.Role:
+			add(&out.Roles, o.DeepCopy(), csv)
+		case *rbacv1.RoleBinding:
+			add(&out.RoleBindings, o.DeepCopy(), csv)
+		case *rbacv1.ClusterRole:
+			add(&out.ClusterRoles, o.DeepCopy(), csv)
+		case *rbacv1.ClusterRoleBinding:
+			add(&out.ClusterRoleBindings, o.DeepCopy(), csv)
+		default:
+			return Permissions{}, fmt.Errorf("rbac of csv %s/%s: unexpected %T", csv.Namespace, csv.Name, o)
 		}
 	}
 	return out, nil
@@ -79,29 +72,22 @@ type object[T any] interface {
 	SetLabels(map[string]string)
 }
 
-// decodeInto decodes a step's manifest, points its CSV owner references at csv's UID, adds
-// olm.managed=true (which an InstallPlan puts on everything it creates), and appends it to list.
-func decodeInto[T any, P object[T]](s v1alpha1.Step, list *[]T, csv *v1alpha1.ClusterServiceVersion) error {
-	var obj T
-	if err := json.Unmarshal([]byte(s.Resource.Manifest), &obj); err != nil {
-		return fmt.Errorf("decode %s %s: %w", s.Resource.Kind, s.Resource.Name, err)
-	}
-	p := P(&obj)
-	refs := slices.Clone(p.GetOwnerReferences())
+// add points obj's CSV owner references at csv's UID, adds olm.managed=true (which an
+// InstallPlan puts on everything it creates), and appends it to list.
+func add[T any, P object[T]](list *[]T, obj P, csv *v1alpha1.ClusterServiceVersion) {
+	refs := obj.GetOwnerReferences()
 	for i := range refs {
 		if refs[i].Kind == v1alpha1.ClusterServiceVersionKind && refs[i].Name == csv.Name {
 			refs[i] = OwnerReference(csv)
 		}
 	}
-	p.SetOwnerReferences(refs)
-	labels := maps.Clone(p.GetLabels())
+	labels := obj.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
 	}
 	labels[groups.ManagedLabel] = groups.ManagedLabelValue
-	p.SetLabels(labels)
-	*list = append(*list, obj)
-	return nil
+	obj.SetLabels(labels)
+	*list = append(*list, *obj)
 }
 
 // ServiceAccountNames returns the service accounts a CSV's permissions and clusterPermissions

@@ -105,6 +105,21 @@ func rbacObjects(csv *v1alpha1.ClusterServiceVersion) []rbacObject {
 	return out
 }
 
+// PermissionObjects returns the objects BundleSteps makes the steps of a CSV's permissions of
+// — ServiceAccounts, Roles, RoleBindings, ClusterRoles and ClusterRoleBindings, as
+// *corev1.ServiceAccount, *rbacv1.Role and so on — in the steps' order, without encoding the
+// CSV and each object into a step: for the CSV controller, which writes the same objects on
+// every sync of a CSV (install.PermissionsFor). Their rules are the CSV's own slices: copy an
+// object before changing it.
+func PermissionObjects(csv *v1alpha1.ClusterServiceVersion) []any {
+	objs := rbacObjects(csv)
+	out := make([]any, len(objs))
+	for i, o := range objs {
+		out[i] = o.object
+	}
+	return out
+}
+
 // RoleName is the name of the Role and RoleBinding OLM generates for one permissions entry of
 // the CSV csvName: it ends with a hash of the CSV's name and the entry.
 func RoleName(csvName string, perm v1alpha1.StrategyDeploymentPermissions) string {
