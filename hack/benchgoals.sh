@@ -12,6 +12,10 @@ function goal(bench, metric, limit, what,    v) {
 	if (v == "") { printf "  %-52s %10s   goal <= %-5s %s\n", what, "not run", limit, ""; return }
 	printf "  %-52s %10.3f   goal <= %-5s %s\n", what, v, limit, (v + 0 <= limit + 0 ? "met" : "NOT met")
 }
+function info(bench, metric, what,    v) {
+	v = val[bench SUBSEP metric]
+	if (v != "") printf "  %-52s %10.3f   (no goal)\n", what, v
+}
 /^Benchmark/ {
 	name = $1; sub(/-[0-9]+$/, "", name)
 	for (i = 3; i < NF; i++) if ($(i+1) ~ /^[a-zA-Z][-a-zA-Z\/]*$/ && $i ~ /^[0-9.e+-]+$/) val[name SUBSEP $(i+1)] = $i
@@ -26,6 +30,7 @@ END {
 	goal("BenchmarkCheck/floor", "x-floor-memory", "1.3", "check peak memory / render floor peak memory")
 	goal("BenchmarkCheck/pr-one-app-changed", "x-plain-check", "1.2", "PR check (one app of 300 changed) / plain check")
 	goal("BenchmarkSteadyState", "x-write-only", "2", "OLM steady state (500 Subscriptions) / write-only")
+	info("BenchmarkSteadyState", "x-apiserver-cpu", "  API server CPU for it, controllers / write-only")
 	goal("BenchmarkSteadyState", "manager-heap-MB", "150", "OLM manager peak heap above the baseline (MiB)")
 	goal("BenchmarkManySyncs", "x-apply-only", "2", "200 Syncs x 50 objects after a commit / apply alone")
 }'
