@@ -60,17 +60,26 @@ func IsUncopiable(csv *v1alpha1.ClusterServiceVersion) bool {
 	return false
 }
 
+// Copyable reports whether a CSV of group may have copies at all, whatever namespaces the
+// cluster has: not when it is in another namespace than the group, is itself a copy or is
+// uncopiable (IsUncopiable), nor when the group targets only its own namespace. When it is
+// false, CopyNamespaces returns none and the caller need not list the cluster's namespaces.
+func Copyable(csv *v1alpha1.ClusterServiceVersion, group *operatorsv1.OperatorGroup) bool {
+	targets := group.Status.Namespaces
+	return csv.Namespace == group.Namespace && !IsCopied(csv) && !IsUncopiable(csv) &&
+		(len(targets) != 1 || targets[0] != group.Namespace)
+}
+
 // CopyNamespaces returns, sorted, the namespaces that get a copy of a member CSV of group:
 // every namespace of the cluster (clusterNamespaces) in the group's targets except the
 // group's own. None for an OwnNamespace group, none while the CSV is uncopiable (IsUncopiable)
 // or is itself a copy, and for a global group with copies disabled only the protected
 // namespaces.
 func CopyNamespaces(csv *v1alpha1.ClusterServiceVersion, group *operatorsv1.OperatorGroup, clusterNamespaces []string, opts CopyOptions) []string {
-	targets := group.Status.Namespaces
-	if csv.Namespace != group.Namespace || IsCopied(csv) || IsUncopiable(csv) ||
-		(len(targets) == 1 && targets[0] == group.Namespace) {
+	if !Copyable(csv, group) {
 		return nil
 	}
+	targets := group.Status.Namespaces
 	global := IsAllNamespaces(targets)
 	var out []string
 	for _, ns := range sortedUnique(clusterNamespaces) {

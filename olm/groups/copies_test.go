@@ -58,6 +58,9 @@ func TestCopyNamespaces(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := groups.CopyNamespaces(tt.csv, &tt.group, cluster, tt.opts)
+			if copyable := groups.Copyable(tt.csv, &tt.group); copyable != (len(tt.want) > 0) {
+				t.Errorf("Copyable = %v, want %v (copies: %v)", copyable, len(tt.want) > 0, tt.want)
+			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("CopyNamespaces (-want +got):\n%s", diff)
 			}

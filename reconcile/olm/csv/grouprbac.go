@@ -77,6 +77,9 @@ func (r *Reconciler) operatorRoles(ctx context.Context, obj *v1alpha1.ClusterSer
 // applyTenantRBAC writes the Roles and RoleBindings copied into target namespaces, owned by the
 // CSV's copy there. Namespaces that do not exist (a group may name them) are skipped.
 func (r *Reconciler) applyTenantRBAC(ctx context.Context, extra groups.RBAC, s *state) error {
+	if len(extra.Roles) == 0 && len(extra.RoleBindings) == 0 {
+		return nil // nothing to copy: no need for the cluster's namespaces
+	}
 	a := r.applier()
 	namespaces, err := r.liveNamespaces(ctx)
 	if err != nil {
