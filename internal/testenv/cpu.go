@@ -17,10 +17,10 @@ import (
 // etcd's --listen-client-urls), so another test binary's control plane is not counted.
 func (e *Env) ControlPlaneCPU() (apiserver, etcd time.Duration, err error) {
 	api := e.env.ControlPlane.APIServer
-	if api == nil || api.SecurePort == 0 || e.env.ControlPlane.Etcd == nil || e.env.ControlPlane.Etcd.URL == nil {
+	if api == nil || api.Port == "" || e.env.ControlPlane.Etcd == nil || e.env.ControlPlane.Etcd.URL == nil {
 		return 0, 0, fmt.Errorf("control plane not started")
 	}
-	apiPID, err := findProcess("kube-apiserver", "--secure-port="+strconv.Itoa(api.SecurePort))
+	apiPID, err := findProcess("kube-apiserver", "--secure-port="+api.Port)
 	if err != nil {
 		return 0, 0, err
 	}
