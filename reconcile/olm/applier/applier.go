@@ -227,7 +227,11 @@ func (a *Applier) OwnedDeployments(ctx context.Context, csv *v1alpha1.ClusterSer
 }
 
 // apply creates desired, or merges it into the existing object and updates that when the merge
-// changed anything. newObj returns an empty object of desired's type to read into.
+// changed anything. newObj returns an empty object of desired's type to read into. An update
+// the API server refuses as a conflict — the cache's copy was older than the object: this
+// controller's own last write not yet seen, or Kubernetes' aggregation controller filling an
+// aggregated ClusterRole's rules — is merged into the API server's copy and written once
+// more, instead of failing the reconcile for a retry (TestApplyAfterAStaleRead).
 func apply[T client.Object](ctx context.Context, a *Applier, desired T, newObj func() T, merge func(existing, desired T)) error {
 	key := client.ObjectKeyFromObject(desired)
 	kind := desired.GetObjectKind().GroupVersionKind().Kind
@@ -247,15 +251,28 @@ func apply[T client.Object](ctx context.Context, a *Applier, desired T, newObj f
 	if err != nil {
 		return fmt.Errorf("get %s %s: %w", kind, key, err)
 	}
+	err = mergeAndUpdate(ctx, a.Client, existing, desired, merge)
+	if apierrors.IsConflict(err) {
+		fresh := newObj()
+		if err := a.APIReader.Get(ctx, key, fresh); err != nil {
+			return fmt.Errorf("get %s %s: %w", kind, key, err)
+		}
+		err = mergeAndUpdate(ctx, a.Client, fresh, desired, merge)
+	}
+	if err != nil {
+		return fmt.Errorf("update %s %s: %w", kind, key, err)
+	}
+	return nil
+}
+
+// mergeAndUpdate merges desired into existing and updates it when that changed anything.
+func mergeAndUpdate[T client.Object](ctx context.Context, c client.Client, existing, desired T, merge func(existing, desired T)) error {
 	before := existing.DeepCopyObject()
 	merge(existing, desired)
 	if equality.Semantic.DeepEqual(before, existing) {
 		return nil
 	}
-	if err := a.Client.Update(ctx, existing); err != nil {
-		return fmt.Errorf("update %s %s: %w", kind, key, err)
-	}
-	return nil
+	return c.Update(ctx, existing)
 }
 
 // mergeLabels returns existing with desired's labels set on it.
