@@ -142,6 +142,13 @@ func (c *RequestCounts) add(kind string) {
 	c.n[kind]++
 }
 
+// Count returns how many requests of kind were counted.
+func (c *RequestCounts) Count(kind string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[kind]
+}
+
 // Top returns the n most frequent kinds with their counts, most frequent first, as
 // "count kind" lines.
 func (c *RequestCounts) Top(n int) []string {

@@ -161,14 +161,19 @@ func ControllerConfig() config.Controller {
 	return config.Controller{SkipNameValidation: ptr.To(true), UsePriorityQueue: ptr.To(false)}
 }
 
-// CacheByObject narrows the manager's cache to the Deployments and RBAC that OLM makes (those
-// carrying its olm.owner.kind label) instead of every one in the cluster, and keeps of each
-// CRD only what the controllers read (TransformCRD). The controllers work with or without
+// CacheByObject narrows the manager's cache to the Deployments and RBAC that OLM makes
+// instead of every one in the cluster, and keeps of each CRD only what the controllers read
+// (TransformCRD). Roles and RoleBindings are selected by olm.managed=true, as OLM's own
+// manager selects them (cmd/olm/manager.go): those a CSV's permissions make and those an
+// OperatorCondition's controller makes, which carry only that label. Deployments and
+// ClusterRoleBindings are selected by olm.owner.kind=ClusterServiceVersion, ClusterRoles by
+// olm.owner.kind ClusterServiceVersion or OperatorGroup. The controllers work with or without
 // it: an object they need that the cache does not show is read from the API server. Use it
 // only when nothing else on the manager reads other Deployments or RBAC, or CRDs' schemas,
 // through the cache. Merge it into cache.Options.ByObject.
 func CacheByObject() map[client.Object]cache.ByObject {
 	ownedByCSV := labels.SelectorFromSet(labels.Set{groups.OwnerKindLabel: v1alpha1.ClusterServiceVersionKind})
+	managed := labels.SelectorFromSet(labels.Set{groups.ManagedLabel: groups.ManagedLabelValue})
 	ownedByOLM, err := labels.NewRequirement(groups.OwnerKindLabel, selection.In,
 		[]string{v1alpha1.ClusterServiceVersionKind, operatorsv1.OperatorGroupKind})
 	if err != nil {
@@ -176,8 +181,8 @@ func CacheByObject() map[client.Object]cache.ByObject {
 	}
 	return map[client.Object]cache.ByObject{
 		&appsv1.Deployment{}:                        {Label: ownedByCSV},
-		&rbacv1.Role{}:                              {Label: ownedByCSV},
-		&rbacv1.RoleBinding{}:                       {Label: ownedByCSV},
+		&rbacv1.Role{}:                              {Label: managed},
+		&rbacv1.RoleBinding{}:                       {Label: managed},
 		&rbacv1.ClusterRoleBinding{}:                {Label: ownedByCSV},
 		&rbacv1.ClusterRole{}:                       {Label: labels.NewSelector().Add(*ownedByOLM)},
 		&apiextensionsv1.CustomResourceDefinition{}: {Transform: TransformCRD},

@@ -75,7 +75,8 @@ const reasonInstallCheckCleared = v1alpha1.InstallPlanConditionReason(corev1.Con
 // status write brings).
 func (r *Reconciler) queryServiceAccount(ctx context.Context, obj *v1alpha1.InstallPlan) (result reconcile.Result, stop bool, err error) {
 	var list operatorsv1.OperatorGroupList
-	if err := r.APIReader.List(ctx, &list, client.InNamespace(obj.Namespace)); err != nil {
+	// From the cache, as OLM reads them from its lister: a group's change wakes the plan.
+	if err := r.Client.List(ctx, &list, client.InNamespace(obj.Namespace)); err != nil {
 		return reconcile.Result{}, true, fmt.Errorf("list operatorgroups of %s: %w", obj.Namespace, err)
 	}
 	ref, err := groups.ScopedServiceAccount(list.Items)

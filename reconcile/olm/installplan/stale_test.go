@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
@@ -104,6 +105,9 @@ func TestStaleCopyOfThePlanExecutesNothing(t *testing.T) {
 	}
 	if n := reads.Of(&unstructured.UnstructuredList{}); n > 0 {
 		t.Errorf("the stale copy's CRD step listed custom resources %d times, want none (the step is done)", n)
+	}
+	if n := reads.Of(&operatorsv1.OperatorGroupList{}); n > 0 {
+		t.Errorf("the namespace's OperatorGroups listed %d times from the API server, want none (the cache, as OLM's lister)", n)
 	}
 	got := &v1alpha1.InstallPlan{}
 	if err := env.Client.Get(ctx, key, got); err != nil {

@@ -22,17 +22,17 @@ import (
 
 // flow starts the whole embedded OLM and a namespace with its own OperatorGroup and a
 // catalog "cat", whose Deployments become Available as they appear.
-func flow(t *testing.T) (*testenv.Env, string) {
+func flow(t *testing.T) (*testenv.Env, string, *olmtest.Manager) {
 	t.Helper()
 	env := testenv.Get(t)
 	ns := olmtest.NewNamespace(t, env, "cond")
 	olmtest.OwnGroup(t, env, ns)
-	olmtest.StartManager(t, env, olm.Options{})
+	m := olmtest.StartManager(t, env, olm.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { olmtest.KeepDeploymentsAvailable(ctx, env.Client, ns); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return env, ns
+	return env, ns, m
 }
 
 func widget(version, replaces string) olmtest.Bundle {
@@ -101,7 +101,7 @@ func setUpgradeable(t *testing.T, c client.Client, ns, name string, status metav
 // stays Pending with OLM's reason and message (OLM operator.go:2232-2239) while the old one
 // keeps running; once the operator says True the upgrade goes through.
 func TestOperatorConditionGatesUpgrade(t *testing.T) {
-	env, ns := flow(t)
+	env, ns, m := flow(t)
 	ctx := context.Background()
 	v1 := widget("1.0.0", "")
 	olmtest.ConfigMapCatalog(t, env, ns, "cat", v1)
@@ -142,19 +142,30 @@ func TestOperatorConditionGatesUpgrade(t *testing.T) {
 		return nil
 	})
 
-	// The Role is not watched (docs/olm.md, "Watching the OperatorCondition's Role"): a
-	// deleted Role comes back with the next change of the OperatorCondition.
-	if err := env.Client.Delete(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: old.Name}}); err != nil {
-		t.Fatal(err)
+	// As in OLM, the Role and RoleBinding are watched: deleted, they are made again at once,
+	// with no change to the OperatorCondition.
+	for _, obj := range []client.Object{
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: old.Name}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: old.Name}},
+	} {
+		if err := env.Client.Delete(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
 	}
-	touched := cond.DeepCopy()
-	touched.Annotations = map[string]string{"example.com/touched": "yes"}
-	if err := env.Client.Update(ctx, touched); err != nil {
-		t.Fatal(err)
-	}
-	olmtest.Eventually(t, "the deleted Role made again after the OperatorCondition changed", func() error {
-		return env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: old.Name}, &rbacv1.Role{})
+	olmtest.Eventually(t, "the deleted Role and RoleBinding made again", func() error {
+		key := client.ObjectKey{Namespace: ns, Name: old.Name}
+		if err := env.Client.Get(ctx, key, &rbacv1.Role{}); err != nil {
+			return err
+		}
+		return env.Client.Get(ctx, key, &rbacv1.RoleBinding{})
 	})
+	// They are read through the cache (olm.CacheByObject selects olm.managed=true, as OLM's
+	// manager does), not from the API server before they exist.
+	for _, kind := range []string{"GET roles 404", "GET rolebindings 404"} {
+		if n := m.Refused.Count(kind); n != 0 {
+			t.Errorf("%d requests %q: the OperatorCondition's RBAC read from the API server", n, kind)
+		}
+	}
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: old.Name}, cond); err != nil {
 		t.Fatal(err)
 	}

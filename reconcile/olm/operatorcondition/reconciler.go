@@ -25,8 +25,9 @@ const ControllerName = "operatorcondition"
 type Reconciler struct {
 	// Client reads through the manager's cache and writes.
 	Client client.Client
-	// APIReader reads the Role and RoleBinding, which the embedded OLM's narrowed cache
-	// (olm.CacheByObject: RBAC owned by a CSV) does not hold.
+	// APIReader reads a Role or RoleBinding that exists but that the cache does not show:
+	// created moments ago, or without OLM's olm.managed label, which the embedded OLM's cache
+	// selects them by (olm.CacheByObject).
 	APIReader client.Reader
 }
 
@@ -119,14 +120,19 @@ func (r *Reconciler) ensureRoleBinding(ctx context.Context, cond *operatorsv2.Op
 	})
 }
 
-// ensure creates want when it does not exist, else reads it into have and, when update
-// changed have, writes have back.
+// ensure creates want when the cache does not show it, else reads it into have and, when
+// update changed have, writes have back. A create refused because it exists (the cache not
+// showing it yet) reads it from the API server instead, as the CSV's applier does.
 func (r *Reconciler) ensure(ctx context.Context, want, have client.Object, update func() bool) error {
-	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), have)
-	switch {
-	case apierrors.IsNotFound(err):
-		return r.Client.Create(ctx, want)
-	case err != nil:
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), have)
+	if apierrors.IsNotFound(err) {
+		err = r.Client.Create(ctx, want)
+		if !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), have)
+	}
+	if err != nil {
 		return err
 	}
 	if !update() {

@@ -1,6 +1,7 @@
 package operatorcondition
 
 import (
+	rbacv1 "k8s.io/api/rbac/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,9 +19,11 @@ func SetupWithManager(mgr ctrl.Manager) error {
 	return r.SetupWithManager(mgr)
 }
 
-// SetupWithManager registers the reconciler: OperatorConditions, and CSVs that are not copies
-// (OLM's generator leaves copies out), each by its own name — the OperatorCondition's; a CSV
-// only when created, deleted or its spec changed, not at each status write.
+// SetupWithManager registers the reconciler: OperatorConditions, the Roles and RoleBindings
+// they control (as OLM's controller watches them: one deleted or changed is put back), and
+// CSVs that are not copies (OLM's generator leaves copies out), each by its own name — the
+// OperatorCondition's; a CSV only when created, deleted or its spec changed, not at each
+// status write.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	notCopied := predicate.NewPredicateFuncs(func(obj client.Object) bool {
 		csv, ok := obj.(*v1alpha1.ClusterServiceVersion)
@@ -29,6 +32,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&operatorsv2.OperatorCondition{}).
+		Owns(&rbacv1.Role{}).
+		Owns(&rbacv1.RoleBinding{}).
 		Watches(&v1alpha1.ClusterServiceVersion{}, &handler.EnqueueRequestForObject{},
 			builder.WithPredicates(notCopied, predicate.GenerationChangedPredicate{})).
 		Complete(r)

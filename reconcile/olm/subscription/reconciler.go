@@ -57,16 +57,16 @@ type Catalogs interface {
 type Reconciler struct {
 	// Client reads through the manager's cache and writes.
 	Client client.Client
-	// APIReader reads the namespace's Subscriptions straight from the API server, and what
-	// the cache's view of its InstallPlans and CSVs lacks. The Subscriptions are resolved
-	// together: a pass that sees one of two applied together resolves it without the other's
-	// constraints (an upgrade the other forbids). The plans and CSVs are read from the
-	// cache, but a pass decides only from a view that holds the plans the passes before
-	// wrote (written, Behind) and the CSV of each Complete plan (the InstallPlan
-	// controller's): from an older view it would make a second plan for the same
-	// resolution, or take a Complete plan whose CSV the cache does not show yet for a
-	// deleted CSV. Such a pass stops; the event of what the view lacks queues the namespace
-	// again.
+	// APIReader reads what the cache's view lacks. A pass reads the namespace's
+	// Subscriptions, InstallPlans and CSVs from the cache, but decides only from a view that
+	// holds the plans and Subscription statuses the passes before wrote (written, Behind) and
+	// the CSV of each Complete plan (the InstallPlan controller's): from an older view it
+	// would make a second plan for the same resolution, or take a Complete plan whose CSV the
+	// cache does not show yet for a deleted CSV. Such a pass stops; the event of what the view
+	// lacks queues the namespace again. The Subscriptions are resolved together, so a pass
+	// that would make or approve a plan first lists their metadata from the API server
+	// (confirmSubscriptions): one the view lacks, or shows with an older spec, would be
+	// resolved without its constraints (an upgrade it forbids).
 	APIReader client.Reader
 	Catalogs  Catalogs
 	Recorder  events.EventRecorder
@@ -161,12 +161,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: requeue}, nil
 }
 
-// read lists what the pass decides from — the Subscriptions from the API server, the rest
-// from the cache — and stops the pass when the cache does not show what it must
-// (cacheBehind). A namespace without Subscriptions has nothing to do.
+// read lists what the pass decides from, from the cache, and stops the pass when the cache
+// does not show what it must (cacheBehind). A namespace without Subscriptions has nothing to
+// do.
 func (r *Reconciler) read(ctx context.Context, p *pass) error {
 	var subs v1alpha1.SubscriptionList
-	if err := r.APIReader.List(ctx, &subs, client.InNamespace(p.namespace)); err != nil {
+	if err := r.Client.List(ctx, &subs, client.InNamespace(p.namespace)); err != nil {
 		return err
 	}
 	var ips v1alpha1.InstallPlanList
@@ -388,11 +388,12 @@ func (r *Reconciler) resolve(ctx context.Context, p *pass) error {
 // confirmSubscriptions stops a pass that is about to act on its resolution — create a plan,
 // approve one — when the namespace's Subscriptions are no longer the ones it resolved
 // (SameSubscriptions), from one metadata-only list. OLM resolves a namespace's Subscriptions
-// together: one created while the pass resolved the others (applied with them, a moment
-// later) was left out, and a plan made without its constraints may install what it forbids;
-// the next pass, resolving both, would make a second plan for the first while the first
-// plan runs. Such a pass decides and writes nothing: the new Subscription's event queues the
-// namespace again. The list is made only by passes that act, so not in steady state.
+// together: one the cache did not show yet, or created while the pass resolved the others
+// (applied with them, a moment later), was left out, and a plan made without its constraints
+// may install what it forbids; the next pass, resolving both, would make a second plan for
+// the first while the first plan runs. Such a pass decides and writes nothing: the new
+// Subscription's event queues the namespace again. The list is made only by passes that
+// act, so not in steady state.
 func (r *Reconciler) confirmSubscriptions(ctx context.Context, p *pass) error {
 	if !p.acts() {
 		return nil

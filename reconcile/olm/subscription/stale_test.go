@@ -30,8 +30,8 @@ func (c fixtureCatalogs) Resolver() (*resolve.Resolver, uint64) { return c.r, 1 
 // the cache. The pass after the one that made a Subscription's InstallPlan runs before the
 // cache shows the plan (the cache holds the namespace as it was before): it must not make a
 // second plan for the same resolution, nor write anything; once the cache has caught up, the
-// Subscription still refers to the one plan. The plans and CSVs are never listed from the
-// API server; the Subscriptions are (resolved together, they are read as they are).
+// Subscription still refers to the one plan. The Subscriptions, plans and CSVs are never
+// listed in full from the API server: only the Subscriptions' metadata, by a pass that acts.
 func TestNoSecondPlanFromAStaleView(t *testing.T) {
 	env := testenv.Get(t)
 	ctx := context.Background()
@@ -82,7 +82,7 @@ func TestNoSecondPlanFromAStaleView(t *testing.T) {
 	if len(plans) != 1 || third.Status.InstallPlanRef == nil || third.Status.InstallPlanRef.Name != plans[0].Name {
 		t.Errorf("once the cache caught up: %d plans, reference %+v; want the one plan", len(plans), third.Status.InstallPlanRef)
 	}
-	for _, list := range []client.ObjectList{&v1alpha1.InstallPlanList{}, &v1alpha1.ClusterServiceVersionList{}} {
+	for _, list := range []client.ObjectList{&v1alpha1.SubscriptionList{}, &v1alpha1.InstallPlanList{}, &v1alpha1.ClusterServiceVersionList{}} {
 		if n := reads.Of(list); n > 0 {
 			t.Errorf("%d lists of %T from the API server, want none (the cache)", n, list)
 		}
@@ -118,17 +118,18 @@ func TestNoSubscriptionsNoCollection(t *testing.T) {
 	}
 }
 
-// arriving is the API server reader of a pass during which another Subscription is created:
-// right after the pass lists the namespace's Subscriptions, create runs (once), as a second
-// Subscription applied together with the first lands while the pass resolves the first.
+// arriving is the cache of a pass during which another Subscription is created: right after
+// the pass lists the namespace's Subscriptions, create runs (once), as a second Subscription
+// applied together with the first lands while the pass resolves the first (or lands before
+// it, and the cache does not show it yet).
 type arriving struct {
-	client.Reader
+	client.Client
 	once   sync.Once
 	create func()
 }
 
 func (a *arriving) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	err := a.Reader.List(ctx, list, opts...)
+	err := a.Client.List(ctx, list, opts...)
 	if _, ok := list.(*v1alpha1.SubscriptionList); ok && err == nil {
 		a.once.Do(a.create)
 	}
@@ -155,8 +156,8 @@ func TestNoPlanFromASetThatChanged(t *testing.T) {
 	subscribe("d", "d")
 	c := catalog.ReadFBC(strings.NewReader(fixtureFBC), "catalog.json")
 	catalogs := fixtureCatalogs{resolve.New([]resolve.Catalog{{Name: "cat", Namespace: "olm", Content: c}}, resolve.Options{GlobalNamespace: "olm"})}
-	reader := &arriving{Reader: env.Client, create: func() { subscribe("b", "b") }}
-	r := &subscription.Reconciler{Client: env.Client, APIReader: reader, Catalogs: catalogs,
+	cache := &arriving{Client: env.Client, create: func() { subscribe("b", "b") }}
+	r := &subscription.Reconciler{Client: cache, APIReader: env.Client, Catalogs: catalogs,
 		Recorder: events.NewFakeRecorder(100), Options: subscription.Options{GlobalCatalogNamespace: "olm"}}
 	pass := func() (map[string]*v1alpha1.Subscription, []v1alpha1.InstallPlan) {
 		t.Helper()
