@@ -149,6 +149,13 @@ func (c *RequestCounts) Count(kind string) int {
 	return c.n[kind]
 }
 
+// All returns a copy of every kind's count.
+func (c *RequestCounts) All() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.n)
+}
+
 // Top returns the n most frequent kinds with their counts, most frequent first, as
 // "count kind" lines.
 func (c *RequestCounts) Top(n int) []string {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -55,7 +56,11 @@ const (
 // the benchmark; in the floor, its writers), write-only- prefixed for the floor, and
 // x-apiserver-cpu, the API server's CPU of the controllers' phase over the floor's. On a
 // machine the run keeps busy, time follows CPU: x-apiserver-cpu says how much of the ratio is
-// work the API server is asked to do, whoever is fastest to ask.
+// work the API server is asked to do, whoever is fastest to ask. Last, the controllers'
+// writes without the controllers: s-writes-only, the floor's objects written again with
+// every status write, update and Event the manager made beyond them (writesOf), and
+// x-writes-only = s-writes-only / s-write-only, the part of x-write-only that the writes
+// alone take, with no read, watch or decision.
 func BenchmarkSteadyState(b *testing.B) { benchSteadyState(b, false) }
 
 // BenchmarkSteadyStateImageBundles is BenchmarkSteadyState with a catalog that lists its
@@ -144,13 +149,23 @@ func benchSteadyState(b *testing.B, imageOnly bool) {
 
 		// The floor (issue 18): the same objects written straight to the API server, with
 		// no controller deciding anything, in the same run.
-		floor := writeOnly(b, env, namespaces, fmt.Sprintf("bench%d-w", i))
+		floor := writeOnly(b, env, namespaces, fmt.Sprintf("bench%d-w", i), nil)
 		b.ReportMetric(floor.elapsed.Seconds(), "s-write-only")
 		b.ReportMetric(float64(floor.objects), "objects-written")
 		b.ReportMetric(float64(floor.requests), "write-only-requests")
 		floor.cpu.report(b, "write-only-")
 		b.ReportMetric(spent.apiserver.Seconds()/floor.cpu.apiserver.Seconds(), "x-apiserver-cpu")
 		b.ReportMetric(elapsed.Seconds()/floor.elapsed.Seconds(), "x-write-only")
+
+		// The controllers' writes without the controllers: the floor again, into new
+		// namespaces, with every further write the manager made (managerWrites) made too.
+		made := writesOf(m)
+		replay := writeOnly(b, env, namespaces, fmt.Sprintf("bench%d-r", i), &made)
+		b.Logf("replayed beyond the floor: %s; not replayed: %s", made.replayed, made.skipped)
+		b.ReportMetric(replay.elapsed.Seconds(), "s-writes-only")
+		b.ReportMetric(float64(replay.requests), "writes-only-requests")
+		replay.cpu.report(b, "writes-only-")
+		b.ReportMetric(replay.elapsed.Seconds()/floor.elapsed.Seconds(), "x-writes-only")
 	}
 }
 
@@ -336,7 +351,9 @@ var steadyClusterKinds = []schema.GroupVersionKind{
 // makes itself); OperatorGroups are made before the clock starts, as the benchmark makes
 // them before the manager starts. Left out, and said so in docs/olm.md: the 50 CRDs (made
 // once per package, not per namespace) and the CatalogSource's status.
-func writeOnly(b *testing.B, env *testenv.Env, namespaces []string, prefix string) floorRun {
+// With more, each object also takes its share of the manager's further writes of its kind
+// (managerWrites.plan), after its own, and the manager's Events are posted too.
+func writeOnly(b *testing.B, env *testenv.Env, namespaces []string, prefix string, more *managerWrites) floorRun {
 	b.Helper()
 	ctx := context.Background()
 	type write struct {
@@ -384,12 +401,26 @@ func writeOnly(b *testing.B, env *testenv.Env, namespaces []string, prefix strin
 			requests++
 		}
 	}
+	var further [][]furtherWrite
+	var events []*corev1.Event
+	if more != nil {
+		objs := make([]*unstructured.Unstructured, len(writes))
+		for i, w := range writes {
+			objs[i] = w.obj
+		}
+		further = more.plan(b, env, objs, func(i int) bool { return writes[i].status != nil })
+		for _, f := range further {
+			requests += len(f)
+		}
+		events = eventsFor(targets, more.events)
+		requests += len(events)
+	}
 	b.StartTimer()
 	start := time.Now()
 	cpuAtStart := readCPU(b, env)
 	var g errgroup.Group
 	g.SetLimit(writeOnlyWorkers)
-	for _, w := range writes {
+	for i, w := range writes {
 		g.Go(func() error {
 			o := w.obj
 			if !w.made {
@@ -397,15 +428,25 @@ func writeOnly(b *testing.B, env *testenv.Env, namespaces []string, prefix strin
 					return fmt.Errorf("create %s %s/%s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)
 				}
 			}
-			if w.status == nil {
+			if w.status != nil {
+				o.Object["status"] = w.status
+				if err := env.Client.Status().Update(ctx, o); err != nil {
+					return fmt.Errorf("status of %s %s/%s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)
+				}
+			}
+			if further == nil {
 				return nil
 			}
-			o.Object["status"] = w.status
-			if err := env.Client.Status().Update(ctx, o); err != nil {
-				return fmt.Errorf("status of %s %s/%s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)
+			for _, f := range further[i] {
+				if err := f.write(ctx, env.Client, o); err != nil {
+					return fmt.Errorf("further write of %s %s/%s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)
+				}
 			}
 			return nil
 		})
+	}
+	for _, e := range events {
+		g.Go(func() error { return env.Client.Create(ctx, e) })
 	}
 	err := g.Wait()
 	elapsed := time.Since(start)
