@@ -31,7 +31,7 @@ END {
 	goal("BenchmarkCheck/pr-one-app-changed", "x-plain-check", "1.2", "PR check (one app of 300 changed) / plain check")
 	goal("BenchmarkSteadyState", "x-write-only", "2", "OLM steady state (500 Subscriptions) / write-only")
 	info("BenchmarkSteadyState", "x-apiserver-cpu", "  API server CPU for it, controllers / write-only")
-	info("BenchmarkSteadyState", "x-writes-only", "  the controllers' writes alone / write-only")
+	info("BenchmarkSteadyState", "x-writes-only", "  writes of the controllers alone / write-only")
 	goal("BenchmarkSteadyState", "manager-heap-MB", "150", "OLM manager peak heap above the baseline (MiB)")
 	goal("BenchmarkManySyncs", "x-apply-only", "2", "200 Syncs x 50 objects after a commit / apply alone")
 }'
