@@ -76,7 +76,9 @@ var statusFields = map[string]string{
 
 // furtherWrite is one more write of an object after its create and status: a merge patch
 // of its status (status) or of an annotation, each write changing the value (n), so that
-// the API server stores it and sends it to watches as it does the controllers' writes.
+// the API server stores it as it stores the controllers' writes (a write that changes
+// nothing is not stored). No watch is open while writeOnly runs (the manager has stopped):
+// what the API server does for the controllers' watches is not in s-writes-only.
 type furtherWrite struct {
 	status bool
 	n      int
