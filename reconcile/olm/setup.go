@@ -82,8 +82,9 @@ type Options struct {
 	// having written nothing (a refused CRD update) before a new resolution makes a new plan
 	// (one minute when zero).
 	FailedPlanRetryInterval time.Duration
-	// RetryInterval is how soon a catalog that could not be read, or an InstallPlan waiting
-	// for a catalog or an API, is tried again (each controller's default when zero).
+	// RetryInterval is how soon a catalog that could not be read, an InstallPlan waiting for
+	// a catalog or an API, or a namespace whose Subscriptions wait for a READY catalog this
+	// process has not loaded yet, is tried again (each controller's default when zero).
 	RetryInterval time.Duration
 	// Catalogs is the registry the CatalogSource controller fills; a new one when nil. Pass one
 	// to share it with the Subscription controller or a test.
@@ -138,6 +139,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		GlobalCatalogNamespace:  opts.GlobalCatalogNamespace,
 		ResyncInterval:          opts.ResyncInterval,
 		FailedPlanRetryInterval: opts.FailedPlanRetryInterval,
+		RetryInterval:           opts.RetryInterval,
 		MaxConcurrentReconciles: workers,
 	})
 	if err != nil {

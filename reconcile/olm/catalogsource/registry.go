@@ -60,6 +60,14 @@ func (r *Registry) Get(key types.NamespacedName) (Entry, bool) {
 	return e, ok
 }
 
+// Loaded reports whether the registry holds content of the CatalogSource key: read by this
+// process, now or at an earlier attempt (a source that could not be read since serves its
+// last good content).
+func (r *Registry) Loaded(key types.NamespacedName) bool {
+	e, ok := r.Get(key)
+	return ok && e.Content != nil
+}
+
 // Set stores the entry of one CatalogSource.
 func (r *Registry) Set(key types.NamespacedName, e Entry) {
 	r.mu.Lock()

@@ -30,6 +30,9 @@ type catalogOf struct{ r *resolve.Resolver }
 
 func (c catalogOf) Resolver() (*resolve.Resolver, uint64) { return c.r, 1 }
 
+// Loaded: the registry holds every catalog (this process loaded them).
+func (c catalogOf) Loaded(client.ObjectKey) bool { return true }
+
 // csvBundle is an FBC olm.bundle line whose CSV travels in an olm.bundle.object property,
 // so that the InstallPlan gets steps (not a bundle lookup).
 func csvBundle(pkg, name, version string) string {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,6 +30,10 @@ import (
 // ControllerName names the controller, its logger and the source of its Events.
 const ControllerName = "subscription"
 
+// DefaultRetryInterval is how soon a namespace waiting for a catalog to load is looked at
+// again (Options.RetryInterval).
+const DefaultRetryInterval = 5 * time.Second
+
 // Options are the settings of the Subscription controller.
 type Options struct {
 	// GlobalCatalogNamespace is the namespace whose CatalogSources every namespace sees.
@@ -40,6 +45,10 @@ type Options struct {
 	// before a new resolution may replace it (ReleaseFailedPlan);
 	// DefaultFailedPlanRetryInterval when zero.
 	FailedPlanRetryInterval time.Duration
+	// RetryInterval is how soon a namespace is looked at again while a catalog it sees is
+	// READY but not loaded by this process yet (awaitCatalogs); DefaultRetryInterval when
+	// zero.
+	RetryInterval time.Duration
 	// MaxConcurrentReconciles is how many namespaces (each namespace's Subscriptions are resolved together) are reconciled at once (1 when 0).
 	MaxConcurrentReconciles int
 }
@@ -48,6 +57,8 @@ type Options struct {
 // loaded (catalogsource.Registry): a resolver over all of them, rebuilt when they change.
 type Catalogs interface {
 	Resolver() (*resolve.Resolver, uint64)
+	// Loaded reports whether this process holds the content of the CatalogSource key.
+	Loaded(key types.NamespacedName) bool
 }
 
 // Reconciler resolves the Subscriptions of one namespace at a time, as OLM's catalog
@@ -125,6 +136,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		{"csvs", r.syncCSVs},
 		{"adopt", r.adoptInstalled},
 		{"operatorgroup", r.checkOperatorGroup},
+		{"catalogs loaded", r.awaitCatalogs},
 		{"resolve", r.resolve},
 		{"confirm", r.confirmSubscriptions},
 		{"approve", r.approveWaiting},
@@ -337,6 +349,28 @@ func (r *Reconciler) checkOperatorGroup(_ context.Context, p *pass) error {
 		}
 	}
 	p.stop = true
+	return nil
+}
+
+// awaitCatalogs stops a pass before it resolves while a CatalogSource the namespace sees
+// says READY but this process has not loaded its content yet: the status is from the process
+// before (olmsync restarted, another replica led). Resolving without it would fail the
+// Subscriptions that use it ("no operators found"), and its load may change nothing in the
+// CatalogSource's status, so no event would bring the namespace back: the pass asks to be
+// run again after RetryInterval. A catalog that is not READY is resolved without, as OLM
+// resolves without an unhealthy source.
+func (r *Reconciler) awaitCatalogs(ctx context.Context, p *pass) error {
+	for i := range p.catalogs {
+		cs := &p.catalogs[i]
+		state := cs.Status.GRPCConnectionState
+		if state == nil || state.LastObservedState != v1alpha1.ConnectionStateReady || r.Catalogs.Loaded(client.ObjectKeyFromObject(cs)) {
+			continue
+		}
+		log.FromContext(ctx).V(1).Info("a catalog is READY but not loaded yet; resolving when it is", "catalogsource", client.ObjectKeyFromObject(cs))
+		p.requeue = cmp.Or(r.Options.RetryInterval, DefaultRetryInterval)
+		p.stop = true
+		return nil
+	}
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +26,9 @@ import (
 type fixtureCatalogs struct{ r *resolve.Resolver }
 
 func (c fixtureCatalogs) Resolver() (*resolve.Resolver, uint64) { return c.r, 1 }
+
+// Loaded: the registry holds every catalog (this process loaded them).
+func (c fixtureCatalogs) Loaded(client.ObjectKey) bool { return true }
 
 // TestNoSecondPlanFromAStaleView: a pass reads the namespace's InstallPlans and CSVs from
 // the cache. The pass after the one that made a Subscription's InstallPlan runs before the
@@ -197,5 +201,73 @@ func TestNoPlanFromASetThatChanged(t *testing.T) {
 		if s := subs[name]; s.Status.InstallPlanRef == nil || s.Status.CurrentCSV != name+".v1.0.0" {
 			t.Errorf("Subscription %s: currentCSV %q, reference %+v; want %s.v1.0.0 and its plan", name, s.Status.CurrentCSV, s.Status.InstallPlanRef, name)
 		}
+	}
+}
+
+// loadingCatalogs is the registry of a process that has not loaded some catalogs yet: loaded
+// names those it holds, and the resolver sees only them.
+type loadingCatalogs struct {
+	r      *resolve.Resolver
+	loaded map[client.ObjectKey]bool
+}
+
+func (c loadingCatalogs) Resolver() (*resolve.Resolver, uint64) { return c.r, 1 }
+func (c loadingCatalogs) Loaded(key client.ObjectKey) bool      { return c.loaded[key] }
+
+// TestWaitsForACatalogNotLoadedYet: olmsync restarted (or another replica took the lead):
+// the CatalogSource's status still says READY, from the process before, but this process
+// has not loaded the catalog yet. A pass then must not resolve without it — that would write
+// ResolutionFailed ("no operators found"), and if the load changes nothing in the
+// CatalogSource's status, no event would ever bring the namespace back. It waits and looks
+// again; once the catalog is loaded, it resolves and makes the plan.
+func TestWaitsForACatalogNotLoadedYet(t *testing.T) {
+	env := testenv.Get(t)
+	ctx := context.Background()
+	ns := olmtest.NewNamespace(t, env, "catalog-loading")
+	olmtest.OwnGroup(t, env, ns)
+	cs := &v1alpha1.CatalogSource{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cat"},
+		Spec:       v1alpha1.CatalogSourceSpec{SourceType: v1alpha1.SourceTypeGrpc, Image: "example.com/catalog:latest"},
+	}
+	olmtest.Create(t, env, cs)
+	cs.Status.GRPCConnectionState = &v1alpha1.GRPCConnectionState{LastObservedState: v1alpha1.ConnectionStateReady, LastConnectTime: metav1.Now()}
+	if err := env.Client.Status().Update(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	olmtest.Create(t, env, &v1alpha1.Subscription{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "d"},
+		Spec:       v1alpha1.SubscriptionSpec{CatalogSource: "cat", CatalogSourceNamespace: ns, Package: "d", Channel: "stable"},
+	})
+	opts := resolve.Options{GlobalNamespace: "olm"}
+	notYet := loadingCatalogs{r: resolve.New(nil, opts)}
+	r := &subscription.Reconciler{Client: env.Client, APIReader: env.Client, Catalogs: notYet,
+		Recorder: events.NewFakeRecorder(100), Options: subscription.Options{GlobalCatalogNamespace: "olm", RetryInterval: time.Second}}
+	req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns}}
+	res, err := r.Reconcile(ctx, req)
+	if err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+	s := &v1alpha1.Subscription{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "d"}, s); err != nil {
+		t.Fatal(err)
+	}
+	if c := subscription.Condition(&s.Status, v1alpha1.SubscriptionResolutionFailed); c != nil && c.Status == "True" {
+		t.Errorf("resolved without the catalog not loaded yet: ResolutionFailed %q", c.Message)
+	}
+	if res.RequeueAfter != time.Second {
+		t.Errorf("requeue after %s, want the retry interval (1s): nothing else brings the namespace back", res.RequeueAfter)
+	}
+
+	c := catalog.ReadFBC(strings.NewReader(fixtureFBC), "catalog.json")
+	r.Catalogs = loadingCatalogs{r: resolve.New([]resolve.Catalog{{Name: "cat", Namespace: ns, Content: c}}, opts),
+		loaded: map[client.ObjectKey]bool{client.ObjectKeyFromObject(cs): true}}
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatalf("reconcile once loaded: %v", err)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "d"}, s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Status.CurrentCSV != "d.v1.0.0" || s.Status.InstallPlanRef == nil {
+		t.Errorf("once loaded: currentCSV %q, plan %+v; want d.v1.0.0 and its plan (conditions %+v)", s.Status.CurrentCSV, s.Status.InstallPlanRef, s.Status.Conditions)
 	}
 }
