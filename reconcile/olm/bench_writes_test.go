@@ -29,10 +29,6 @@ import (
 type managerWrites struct {
 	status, updates map[string]int
 	events          int
-	// replayed and skipped say, after plan, which further writes writeOnly makes ("resource
-	// n") and which it cannot (a resource none of whose objects it writes, such as the
-	// packages' CRDs, or a status it has no field to change in).
-	replayed, skipped string
 }
 
 // writesOf counts m's writes: every request minus those the API server refused.
@@ -101,8 +97,10 @@ func (f furtherWrite) write(ctx context.Context, c client.Client, o *unstructure
 // which of them writeOnly writes a status of): for each resource, the status writes beyond
 // the one per object the floor makes and every update, round-robin over its objects, so
 // that each object takes about the manager's writes per object of its kind. It returns the
-// writes of each object, in objs' order, and notes what it replays and what it cannot.
-func (w *managerWrites) plan(b *testing.B, env *testenv.Env, objs []*unstructured.Unstructured, hasStatus func(int) bool) [][]furtherWrite {
+// writes of each object, in objs' order, and logs what it replays and what it cannot (a
+// resource none of whose objects writeOnly writes, such as the packages' CRDs, or a status it
+// has no field to change in).
+func (w managerWrites) plan(b *testing.B, env *testenv.Env, objs []*unstructured.Unstructured, hasStatus func(int) bool) [][]furtherWrite {
 	b.Helper()
 	byResource := map[string][]int{}
 	for i, o := range objs {
@@ -142,8 +140,7 @@ func (w *managerWrites) plan(b *testing.B, env *testenv.Env, objs []*unstructure
 		share(resource, w.updates[resource], byResource[resource], false)
 	}
 	replayed = append(replayed, fmt.Sprintf("events %d", w.events))
-	w.replayed = strings.Join(replayed, ", ")
-	w.skipped = cmp.Or(strings.Join(skipped, ", "), "nothing")
+	b.Logf("replayed beyond the floor: %s; not replayed: %s", strings.Join(replayed, ", "), cmp.Or(strings.Join(skipped, ", "), "nothing"))
 	return out
 }
 

@@ -352,18 +352,17 @@ func (r *Reconciler) checkOperatorGroup(_ context.Context, p *pass) error {
 	return nil
 }
 
-// awaitCatalogs stops a pass before it resolves while a CatalogSource the namespace sees
-// says READY but this process has not loaded its content yet: the status is from the process
-// before (olmsync restarted, another replica led). Resolving without it would fail the
-// Subscriptions that use it ("no operators found"), and its load may change nothing in the
-// CatalogSource's status, so no event would bring the namespace back: the pass asks to be
-// run again after RetryInterval. A catalog that is not READY is resolved without, as OLM
-// resolves without an unhealthy source.
+// awaitCatalogs stops a pass before it resolves while a CatalogSource the namespace sees is
+// healthy (CatalogHealthy: READY) but this process has not loaded its content yet: the
+// status is from the process before (olmsync restarted, another replica led). Resolving
+// without it would fail the Subscriptions that use it ("no operators found"), and its load
+// may change nothing in the CatalogSource's status, so no event would bring the namespace
+// back: the pass asks to be run again after RetryInterval. An unhealthy catalog is resolved
+// without, as OLM resolves without an unhealthy source.
 func (r *Reconciler) awaitCatalogs(ctx context.Context, p *pass) error {
 	for i := range p.catalogs {
 		cs := &p.catalogs[i]
-		state := cs.Status.GRPCConnectionState
-		if state == nil || state.LastObservedState != v1alpha1.ConnectionStateReady || r.Catalogs.Loaded(client.ObjectKeyFromObject(cs)) {
+		if !CatalogHealthy(cs) || r.Catalogs.Loaded(client.ObjectKeyFromObject(cs)) {
 			continue
 		}
 		log.FromContext(ctx).V(1).Info("a catalog is READY but not loaded yet; resolving when it is", "catalogsource", client.ObjectKeyFromObject(cs))
