@@ -23,11 +23,15 @@ const (
 	AppsJSON = "json"
 )
 
+const entryPointWords = "found through the entry points of this repository (Argo CD Applications and ApplicationSets, Flux Kustomizations), and the kustomization roots they do not cover"
+
 var methodWords = map[render.Method]string{
-	render.MethodConfig:        "listed in " + render.ConfigFileName,
-	render.MethodArgoCD:        "found through Argo CD Applications of this repository, and the kustomization roots they do not cover",
-	render.MethodKustomization: "found as kustomization roots (no olmsync.yaml apps, no Argo CD Applications of this repository)",
-	render.MethodDirectory:     "found as the repository's manifests (no kustomization, no Argo CD Application of this repository)",
+	render.MethodConfig:         "listed in " + render.ConfigFileName,
+	render.MethodArgoCD:         entryPointWords,
+	render.MethodApplicationSet: entryPointWords,
+	render.MethodFlux:           entryPointWords,
+	render.MethodKustomization:  "found as kustomization roots (no olmsync.yaml apps, no entry point of this repository)",
+	render.MethodDirectory:      "found as the repository's manifests (no kustomization, no entry point of this repository)",
 }
 
 // WriteApps writes what Apps found: for people (text), per cluster, each app with its
@@ -63,7 +67,11 @@ func WriteApps(w io.Writer, d *render.Discovery, format string) error {
 		b.WriteString(".\n")
 	}
 	for i, a := range d.Apps {
-		if i == 0 || a.Cluster != d.Apps[i-1].Cluster {
+		switch {
+		case a.Library && (i == 0 || !d.Apps[i-1].Library):
+			fmt.Fprintf(&b, "\nlibrary roots: no entry point of this repository deploys them; each is checked on its own, without the placement rules (%s)\n", render.LibraryHint)
+		case a.Library:
+		case i == 0 || a.Cluster != d.Apps[i-1].Cluster:
 			name := "the default cluster (apps with no destination cluster)"
 			if a.Cluster != "" {
 				name = fmt.Sprintf("cluster %q", a.Cluster)
@@ -75,19 +83,21 @@ func WriteApps(w io.Writer, d *render.Discovery, format string) error {
 		if a.Namespace != "" {
 			fmt.Fprintf(&b, "      namespace: %s\n", a.Namespace)
 		}
-		kind := "individual app"
-		if a.ClusterScope {
-			kind = "cluster-scope app"
+		if !a.Library {
+			kind := "individual app"
+			if a.ClusterScope {
+				kind = "cluster-scope app"
+			}
+			fmt.Fprintf(&b, "      %s: %s\n", kind, a.ClusterScopeReason)
+			cluster := a.Cluster
+			switch {
+			case a.ClusterFrom == render.ClusterUnknown:
+				cluster = "unknown"
+			case cluster == "":
+				cluster = "default"
+			}
+			fmt.Fprintf(&b, "      cluster:   %s: %s\n", cluster, a.ClusterReason)
 		}
-		fmt.Fprintf(&b, "      %s: %s\n", kind, a.ClusterScopeReason)
-		cluster := a.Cluster
-		switch {
-		case a.ClusterFrom == render.ClusterUnknown:
-			cluster = "unknown"
-		case cluster == "":
-			cluster = "default"
-		}
-		fmt.Fprintf(&b, "      cluster:   %s: %s\n", cluster, a.ClusterReason)
 		fmt.Fprintf(&b, "      found:     %s: %s\n", location(a.Found.File, a.Found.Line), a.Found.Reason)
 	}
 	if len(d.Problems) > 0 {

@@ -30,7 +30,7 @@ the default cluster (apps with no destination cluster)
   team-?[31mb
       path:      team-a
       namespace: team-b
-      individual app: its path has no "cluster-scope" segment
+      individual app: neither its path nor its name has a "cluster-scope" segment
       cluster:   default: olmsync.yaml gives it no cluster: it is in the default cluster with the other apps without one
       found:     olmsync.yaml:4: listed in olmsync.yaml as apps[2]
 
@@ -43,7 +43,7 @@ cluster "cl1"
   team-a
       path:      team-a
       namespace: team-a
-      individual app: its path has no "cluster-scope" segment
+      individual app: neither its path nor its name has a "cluster-scope" segment
       cluster:   cl1: olmsync.yaml gives cluster "cl1"
       found:     olmsync.yaml:3: listed in olmsync.yaml as apps[1]
 `

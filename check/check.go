@@ -32,6 +32,13 @@ type Options struct {
 	// (`--repo-url`), for telling which Argo CD Applications deploy it; olmsync.yaml's
 	// repoURLs, when it has any, win over both.
 	RepoURLs []string
+	// Deployer names what deploys the repository when the check is a reconciler's (a
+	// Sync): its kustomization roots are then apps even where the repository has no
+	// entry point of its own, and the cluster it deploys to (Cluster) is one the path
+	// conventions may name. Empty for `olmsync check`.
+	Deployer string
+	// Cluster is the cluster the Deployer deploys to ("" for the default cluster).
+	Cluster string
 	// Now is the time waiver expiry is judged at; time.Now when nil.
 	Now func() time.Time
 	// PolicyCache, when set, keeps each cluster's findings by the digest of the rules and
@@ -70,6 +77,10 @@ func discoverOptions(tree *sources.Tree, opts *Options) render.DiscoverOptions {
 		from = append(from, "--repo-url")
 	}
 	d.RepoURLsFrom = strings.Join(from, " and ")
+	if opts.Deployer != "" {
+		d.RootsAreApps = true
+		d.KnownClusters, d.KnownClustersFrom = []string{opts.Cluster}, opts.Deployer
+	}
 	return d
 }
 

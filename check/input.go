@@ -2,13 +2,16 @@ package check
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/render"
 	"github.com/olmsync/olmsync/report"
 )
 
-// Inputs maps a rendered repository into the policy inputs, one per cluster, completed
+// Inputs maps a rendered repository into the policy inputs, one per cluster and one per
+// library root (each checked on its own, Input.Library), completed
 // (policy.Input.Complete): the cluster's apps that rendered with their objects and
 // provenance, and the policy settings of olmsync.yaml that apply to the cluster. The
 // object's scope and landing namespace are left to the policy package to decide, so the
@@ -17,7 +20,7 @@ import (
 func Inputs(r *render.Result) []policy.Input {
 	out := make([]policy.Input, 0, len(r.Clusters))
 	for _, c := range r.Clusters {
-		in := policy.Input{Cluster: c.Name, Config: policyConfig(r.Config, c.Name), Apps: []policy.App{}}
+		in := policy.Input{Cluster: c.Name, Library: c.Library, Config: policyConfig(r.Config, c.Name), Apps: []policy.App{}}
 		for _, a := range c.Apps {
 			if a.Err != nil {
 				continue
@@ -34,6 +37,9 @@ func Inputs(r *render.Result) []policy.Input {
 			}
 			in.Apps = append(in.Apps, app)
 		}
+		if c.Library && len(in.Apps) == 0 {
+			continue // the library root failed to render: its problem says so
+		}
 		out = append(out, in.Complete())
 	}
 	return out
@@ -43,6 +49,9 @@ func Inputs(r *render.Result) []policy.Input {
 // knows it, in place of olmsync.yaml's marketplace namespace.
 func setGlobalCatalogNamespaces(inputs []policy.Input, byCluster map[string]string) {
 	for i := range inputs {
+		if inputs[i].Library {
+			continue // a library root is on no cluster: olmsync.yaml's setting holds
+		}
 		ns, ok := byCluster[inputs[i].Cluster]
 		if !ok {
 			ns = byCluster[""]
@@ -113,13 +122,30 @@ var warningReasons = map[render.Reason]bool{
 // app's failure already names is left out: the app's problem says it all.
 func renderDiagnostics(r *render.Result) (problems []report.Problem, warnings []report.Warning) {
 	failedAt := map[string]bool{}
+	type cause struct {
+		file, message string
+		line          int
+	}
+	byCause := map[cause]int{}
+	add := func(app string, p report.Problem, message string) {
+		c := cause{p.File, message, p.Line}
+		if i, ok := byCause[c]; ok {
+			problems[i].Apps = append(problems[i].Apps, app)
+			return
+		}
+		byCause[c] = len(problems)
+		p.App, p.Apps = app, []string{app}
+		problems = append(problems, p)
+	}
 	for _, a := range r.Apps {
 		if a.Err == nil {
 			continue
 		}
 		file, line := errorLocation(a)
 		failedAt[file] = true
-		problems = append(problems, report.Problem{App: a.ID(), File: file, Line: line, Message: a.Err.Error(), Hint: render.Hint(a.Err)})
+		msg := a.Err.Error()
+		add(a.ID(), report.Problem{File: file, Line: line, Message: msg, Hint: render.Hint(a.Err)},
+			strings.TrimPrefix(msg, fmt.Sprintf("render app %q: ", a.ID())))
 	}
 	for _, d := range r.Problems {
 		switch {
@@ -132,13 +158,18 @@ func renderDiagnostics(r *render.Result) (problems []report.Problem, warnings []
 	}
 	for _, d := range r.Warnings {
 		if d.Reason == render.ReasonPluginSkipped {
-			// The app rendered without what the generator makes: incomplete, once per app.
+			// The apps rendered without what the generator makes: incomplete.
 			for _, app := range d.Apps {
-				problems = append(problems, report.Problem{App: app, File: d.File, Line: d.Line, Message: d.Message, Hint: d.Hint})
+				add(app, report.Problem{File: d.File, Line: d.Line, Message: d.Message, Hint: d.Hint}, d.Message)
 			}
 			continue
 		}
 		warnings = append(warnings, report.Warning{File: d.File, Line: d.Line, Message: d.Message, Hint: d.Hint, Apps: d.Apps})
+	}
+	for i := range problems {
+		if len(problems[i].Apps) == 1 {
+			problems[i].Apps = nil
+		}
 	}
 	return problems, warnings
 }

@@ -36,7 +36,7 @@ func Report(head, base *Result, opts ReportOptions) (*report.Report, error) {
 		Revision:   head.Revision,
 		Apps:       reportApps(head),
 		Rules:      reportRules(head.Rules),
-		Violations: reportViolations(head.Violations),
+		Violations: reportViolations(head, head.Violations),
 		Problems:   append([]report.Problem(nil), head.Problems...),
 		Warnings:   append([]report.Warning(nil), head.Warnings...),
 		NotChecked: notChecked(head),
@@ -44,8 +44,8 @@ func Report(head, base *Result, opts ReportOptions) (*report.Report, error) {
 	if base != nil {
 		rev := base.Revision
 		r.Base = &rev
-		r.Violations = report.MarkAgainstBase(r.Violations, reportViolations(base.Violations))
-		r.Violations = append(r.Violations, unknownViolations(head, base)...)
+		r.Violations = report.MarkAgainstBase(r.Violations, reportViolations(base, base.Violations))
+		r.Violations = append(r.Violations, report.MergeFindings(unknownViolations(head, base))...)
 		failed := failedApps(head, base)
 		r.Changes = report.DiffObjects(manifests(base, failed), manifests(head, failed))
 		markProblems(r, head, base)
@@ -72,7 +72,7 @@ func reportApps(res *Result) []report.App {
 	}
 	apps := make([]report.App, 0, len(res.Render.Apps))
 	for _, a := range res.Render.Apps {
-		app := report.App{Name: a.Name, Path: a.Path, Cluster: a.Cluster, ClusterScope: a.ClusterScope, ClusterFrom: string(a.ClusterFrom)}
+		app := report.App{Name: a.Name, Path: a.Path, Cluster: a.Cluster, ClusterScope: a.ClusterScope, ClusterFrom: string(a.ClusterFrom), Library: a.Library}
 		if a.Err != nil {
 			file, line := errorLocation(a)
 			app.Error = &report.AppError{File: file, Line: line, Message: a.Err.Error(), Hint: render.Hint(a.Err)}
@@ -130,7 +130,12 @@ func markProblems(r *report.Report, head, base *Result) {
 	for i := range r.Problems {
 		p := &r.Problems[i]
 		if p.App != "" && appFailed[p.App] {
-			p.Status = status(failedInBase[p.App])
+			// pre-existing when every app it fails failed in the base too
+			pre := failedInBase[p.App]
+			for _, app := range p.Apps {
+				pre = pre && failedInBase[app]
+			}
+			p.Status = status(pre)
 			continue
 		}
 		k := keyOfProblem(*p)
@@ -176,7 +181,7 @@ func unknownViolations(head, base *Result) []report.Violation {
 		}
 	}
 	var out []report.Violation
-	for _, v := range reportViolations(base.Violations) {
+	for _, v := range reportViolations(base, base.Violations) {
 		if gone[appKey{v.Cluster, v.App}] {
 			v.Status = report.StatusUnknown
 			out = append(out, v)
@@ -210,7 +215,22 @@ func ruleDocumentation(id string) string {
 	return RulesDocumentation + "#" + strings.ToLower(id)
 }
 
-func reportViolations(vs []policy.Violation) []report.Violation {
+// reportViolations are a checked revision's findings as the report has them: once per
+// source object (report.MergeFindings), each with its object's digests, which tell a
+// moved object from a new one against a base.
+func reportViolations(res *Result, vs []policy.Violation) []report.Violation {
+	type at struct {
+		cluster, app, file string
+		line               int
+	}
+	objects := map[at]map[string]any{}
+	for _, in := range res.Inputs {
+		for _, app := range in.Apps {
+			for _, o := range app.Objects {
+				objects[at{in.Cluster, app.Name, o.Source.File, o.Source.Line}] = o.Object
+			}
+		}
+	}
 	out := make([]report.Violation, 0, len(vs))
 	for _, v := range vs {
 		rv := report.Violation{
@@ -222,9 +242,12 @@ func reportViolations(vs []policy.Violation) []report.Violation {
 		if v.Waived {
 			rv.Waiver = &report.Waiver{Reason: v.WaiverReason, Source: report.WaiverSource(v.WaiverSource), Expires: v.WaiverExpires}
 		}
+		if obj, ok := objects[at{v.Cluster, v.App, v.File, v.Line}]; ok {
+			rv.Digest = report.DigestObject(obj)
+		}
 		out = append(out, rv)
 	}
-	return out
+	return report.MergeFindings(out)
 }
 
 // failedApps are the apps (cluster and name) that failed to render in either revision.

@@ -255,14 +255,14 @@ func (e *Engine) Findings(ctx context.Context, clusters ...Input) ([]Violation, 
 	seen := map[string]bool{}
 	var out []Violation
 	for _, in := range clusters {
-		if seen[in.Cluster] {
-			return nil, fmt.Errorf("%s is given twice: give each cluster once, with all of its apps", clusterName(in.Cluster))
+		if seen[in.Key()] {
+			return nil, fmt.Errorf("%s is given twice: give each cluster once, with all of its apps", in.Name())
 		}
-		seen[in.Cluster] = true
+		seen[in.Key()] = true
 		completed := in.Complete()
 		found, err := e.evaluateCluster(ctx, &completed)
 		if err != nil {
-			return nil, fmt.Errorf("evaluate %s: %w", clusterName(in.Cluster), err)
+			return nil, fmt.Errorf("evaluate %s: %w", in.Name(), err)
 		}
 		out = append(out, found...)
 	}
@@ -321,7 +321,7 @@ func (e *Engine) evaluateValue(ctx context.Context, in *Input, raw map[string]an
 		if err != nil {
 			return nil, err
 		}
-		found, problems = q.results(rs[0].Bindings, c, found, seen, problems)
+		found, problems = q.results(rs[0].Bindings, c, in.Library, found, seen, problems)
 	}
 	if len(problems) > 0 {
 		return nil, &PolicyError{Problems: problems}
@@ -376,9 +376,13 @@ func (q *ruleQuery) stopped(cause error) error {
 }
 
 // results reads the query's results into violations (one object named two ways with one
-// message is one violation) and problems.
-func (q *ruleQuery) results(bindings rego.Vars, c *clusterIndex, found []Violation, seen map[Violation]bool, problems []Problem) ([]Violation, []Problem) {
+// message is one violation) and problems. Over a library root's input only the rules
+// marked for library roots (Rule.Library) count.
+func (q *ruleQuery) results(bindings rego.Vars, c *clusterIndex, library bool, found []Violation, seen map[Violation]bool, problems []Problem) ([]Violation, []Problem) {
 	for _, b := range q.bindings {
+		if library && !b.pkg.rule.Library {
+			continue
+		}
 		results, err := ruleResults(bindings[b.name])
 		if err != nil {
 			problems = append(problems, b.problem(err))

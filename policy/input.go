@@ -1,5 +1,7 @@
 package policy
 
+import "fmt"
+
 // The input document's type. Within v1alpha1 the document only grows: fields may be added,
 // never renamed, removed or given another meaning (docs/policy.md).
 const (
@@ -23,8 +25,30 @@ type Input struct {
 	Kind       string `json:"kind"`
 	// Cluster names the cluster; "" is the default cluster (apps with no cluster).
 	Cluster string `json:"cluster"`
+	// Library is true for a library root's input: one app that no entry point deploys
+	// (a catalog entry, a base for other repositories), checked on its own. Only the
+	// rules whose METADATA says custom.library: true are evaluated on it — those whose
+	// verdict does not depend on which app holds an object; never the placement rules.
+	Library bool   `json:"library"`
 	Config  Config `json:"config"`
 	Apps    []App  `json:"apps"`
+}
+
+// Key identifies the input among a revision's: its cluster, or for a library root its
+// app, since every library root is an input of its own.
+func (in *Input) Key() string {
+	if in.Library && len(in.Apps) > 0 {
+		return "\x00library:" + in.Apps[0].Path
+	}
+	return in.Cluster
+}
+
+// Name names the input in messages: the cluster, or the library root.
+func (in *Input) Name() string {
+	if in.Library && len(in.Apps) > 0 {
+		return fmt.Sprintf("library root %q", in.Apps[0].Path)
+	}
+	return clusterName(in.Cluster)
 }
 
 // Config holds the policy settings of the cluster.
@@ -233,6 +257,7 @@ func (in *Input) value() map[string]any {
 		"apiVersion": in.APIVersion,
 		"kind":       in.Kind,
 		"cluster":    in.Cluster,
+		"library":    in.Library,
 		"config": map[string]any{
 			"marketplaceNamespace":     in.Config.MarketplaceNamespace,
 			"globalOperatorsNamespace": in.Config.GlobalOperatorsNamespace,

@@ -45,6 +45,11 @@ type Rule struct {
 	Kinds []string `json:"kinds,omitempty"`
 	// Custom is true for a user's rule.
 	Custom bool `json:"custom,omitempty"`
+	// Library is true for a rule whose verdict does not depend on which app holds an
+	// object (an OperatorGroup's shape, a Subscription without an OperatorGroup beside
+	// it): it is evaluated on library roots too (METADATA custom.library: true). The
+	// placement rules are not.
+	Library bool `json:"library,omitempty"`
 	// Package is the Rego package of the rule (data.olmsync.rules.op001); empty for the
 	// waiver rules, which olmsync checks in Go.
 	Package string `json:"package,omitempty"`
@@ -318,6 +323,9 @@ func applyAnnotation(rule *Rule, a *ast.Annotations) {
 	}
 	if olm, ok := a.Custom["olm"].(string); ok {
 		rule.OLM = strings.TrimSpace(olm)
+	}
+	if lib, ok := a.Custom["library"].(bool); ok {
+		rule.Library = lib
 	}
 	if kinds, ok := a.Custom["kinds"].([]any); ok {
 		for _, k := range kinds {

@@ -2,10 +2,7 @@ package render
 
 import (
 	"cmp"
-	"fmt"
-	"path"
 	"slices"
-	"strings"
 )
 
 // Method says how an app was found.
@@ -23,7 +20,23 @@ const (
 	// MethodDirectory: the repository has no kustomization and no Application of its
 	// own; its manifests are one app, read as Argo CD reads a directory source.
 	MethodDirectory Method = "directory"
+	// MethodApplicationSet: the app is an Application an Argo CD ApplicationSet of this
+	// repository generates.
+	MethodApplicationSet Method = "applicationset"
+	// MethodFlux: the app is a Flux Kustomization (kustomize.toolkit.fluxcd.io) whose
+	// source is this repository.
+	MethodFlux Method = "flux"
 )
+
+// IsEntryPoint reports whether apps found this way are what the repository itself says
+// it deploys (an Application, an ApplicationSet, a Flux Kustomization, olmsync.yaml).
+func (m Method) IsEntryPoint() bool {
+	switch m {
+	case MethodConfig, MethodArgoCD, MethodApplicationSet, MethodFlux:
+		return true
+	}
+	return false
+}
 
 // ClusterFrom says how an app's cluster was decided.
 type ClusterFrom string
@@ -33,8 +46,12 @@ const (
 	// ClusterFromConfig: olmsync.yaml lists the app (with or without a cluster: apps
 	// without one form the default cluster, which the config declares one cluster).
 	ClusterFromConfig ClusterFrom = "config"
-	// ClusterFromApplication: an Argo CD Application's destination.
+	// ClusterFromApplication: an Argo CD Application's destination (one an ApplicationSet
+	// generates included).
 	ClusterFromApplication ClusterFrom = "application"
+	// ClusterFromFlux: the Flux clusters/<name>/ folder that holds the Flux Kustomization,
+	// or the cluster of the Flux Kustomization that applies it.
+	ClusterFromFlux ClusterFrom = "flux"
 	// ClusterFromPath: a path convention (DiscoveryConfig.ClusterPaths) names it.
 	ClusterFromPath ClusterFrom = "path"
 	// ClusterUnknown: nothing names it. The app is in the default cluster, but rules that
@@ -42,6 +59,9 @@ const (
 	// namespace's global group) compare its objects only with its own: two apps of
 	// unknown clusters may well be on two clusters.
 	ClusterUnknown ClusterFrom = "unknown"
+	// ClusterNone: a library root, which nothing deploys anywhere: it is checked on its
+	// own (App.Library).
+	ClusterNone ClusterFrom = "none"
 )
 
 // ClusterScopeSegment is the path segment that marks an app as cluster-scope.
@@ -69,6 +89,12 @@ type App struct {
 	// workflow, a values file) with a warning instead of failing the app: set for the
 	// repository read as one directory app, which nobody declared.
 	Lenient bool `json:"lenient,omitempty"`
+	// Library marks a library root: a kustomization root (or the repository read as one
+	// folder) that no entry point of the repository deploys — a catalog entry, an
+	// example, a base for other repositories. It is rendered and checked on its own, with
+	// the rules whose verdict does not depend on which app holds an object, never with
+	// the placement rules; a Sync does not apply it.
+	Library bool `json:"library,omitempty"`
 	// Found records where the app was found and why it is an app.
 	Found Found `json:"found"`
 	// ClusterScopeReason says why ClusterScope is what it is.
@@ -77,6 +103,11 @@ type App struct {
 	// overrides are the Argo CD Application's kustomize settings that olmsync applies
 	// (namePrefix, nameSuffix, namespace).
 	overrides kustomizeOverrides
+	// autodetect builds a folder without a kustomization as Flux does: a kustomization
+	// generated from its manifests and the folders below that hold a kustomization.
+	autodetect bool
+	// project is the Argo CD AppProject of the Application that deploys the app.
+	project string
 }
 
 // Found records where an app was found, for `olmsync apps`.
@@ -94,6 +125,9 @@ type Found struct {
 // with each other: its cluster is unknown.
 func (a *App) OwnScope() bool { return a.ClusterFrom == ClusterUnknown }
 
+// Deployed reports whether the repository deploys the app: every app but a library root.
+func (a *App) Deployed() bool { return !a.Library }
+
 // ID is the app's identity: cluster and name.
 func (a *App) ID() string {
 	if a.Cluster == "" {
@@ -110,24 +144,8 @@ type kustomizeOverrides struct {
 	Namespace  string
 }
 
-// hasClusterScopeSegment reports whether a repository path has a "cluster-scope" folder.
-func hasClusterScopeSegment(p string) bool {
-	return slices.Contains(strings.Split(path.Clean(p), "/"), ClusterScopeSegment)
-}
-
-// decideClusterScope applies the rule: the config says so, else the path has a
-// cluster-scope segment.
-func decideClusterScope(p string, configured *bool) (bool, string) {
-	if configured != nil {
-		return *configured, fmt.Sprintf("olmsync.yaml sets clusterScope: %t", *configured)
-	}
-	if hasClusterScopeSegment(p) {
-		return true, fmt.Sprintf("its path has a %q segment", ClusterScopeSegment)
-	}
-	return false, fmt.Sprintf("its path has no %q segment", ClusterScopeSegment)
-}
-
-// sortApps orders apps by cluster, then cluster-scope first, then name.
+// sortApps orders deployed apps before library roots, then by cluster, cluster-scope first,
+// then name.
 func sortApps(apps []App) {
 	slices.SortStableFunc(apps, func(a, b App) int {
 		return compareApps(&a, &b)
@@ -135,6 +153,12 @@ func sortApps(apps []App) {
 }
 
 func compareApps(a, b *App) int {
+	if a.Library != b.Library {
+		if b.Library {
+			return -1
+		}
+		return 1
+	}
 	if c := cmp.Compare(a.Cluster, b.Cluster); c != 0 {
 		return c
 	}

@@ -22,6 +22,7 @@ type argoApplication struct {
 		Name string `yaml:"name"`
 	} `yaml:"metadata"`
 	Spec struct {
+		Project     string `yaml:"project"`
 		Destination struct {
 			Name      string `yaml:"name"`
 			Server    string `yaml:"server"`
@@ -48,51 +49,6 @@ type argoSource struct {
 		Exclude string    `yaml:"exclude"`
 		Jsonnet yaml.Node `yaml:"jsonnet"`
 	} `yaml:"directory"`
-}
-
-// argoResult is what the Application manifests of a repository yield.
-type argoResult struct {
-	// apps are the apps of this repository's Applications.
-	apps []App
-	// foreign are the Applications and ApplicationSets of other repositories.
-	foreign []ForeignApplication
-}
-
-// findApplications reads every Argo CD Application and ApplicationSet manifest in the
-// repository. Files kustomizations use as patches are skipped: they hold partial
-// Applications.
-func findApplications(r *repo, s *repoScan, id RepositoryIdentity, problems *diagnostics) argoResult {
-	var res argoResult
-	for _, file := range s.argoFiles {
-		if s.patchFiles[file] {
-			continue
-		}
-		mf, err := r.manifestsIn(file)
-		if err != nil {
-			problems.add(problemFromError(err, file))
-			continue
-		}
-		for _, doc := range mf.Docs {
-			group, _, _ := strings.Cut(doc.APIVersion, "/")
-			if group != "argoproj.io" {
-				continue
-			}
-			switch doc.Kind {
-			case "Application":
-				apps, foreign := applicationApps(r, file, doc, id, problems)
-				res.apps = append(res.apps, apps...)
-				res.foreign = append(res.foreign, foreign...)
-			case "ApplicationSet":
-				if f, ok := foreignApplicationSet(file, doc, id); ok {
-					res.foreign = append(res.foreign, f)
-					continue
-				}
-				problems.add(Diagnostic{Reason: ReasonUnsupportedSource, File: file, Line: doc.Line,
-					Message: fmt.Sprintf("ApplicationSet %q is not expanded; the kustomization roots it deploys are checked as apps of their own (list its apps in %s to name their clusters)", doc.Name, ConfigFileName)})
-			}
-		}
-	}
-	return res
 }
 
 // applicationApps turns one Application into apps: one per source that is a folder of this
@@ -140,6 +96,7 @@ func applicationApps(r *repo, file string, doc manifestDoc, id RepositoryIdentit
 		app.ClusterFrom = ClusterFromApplication
 		app.ClusterReason = fmt.Sprintf("Argo CD Application %q deploys it to %s", name, destinationLabel(cluster, ""))
 		app.ClusterScope, app.ClusterScopeReason = decideClusterScope(app.Path, nil)
+		app.project = a.Spec.Project
 		app.Found = Found{Method: MethodArgoCD, File: file, Line: doc.Line,
 			Reason: fmt.Sprintf("Argo CD Application %q deploys path %q to %s", name, app.Path, destinationLabel(cluster, app.Namespace))}
 		apps = append(apps, app)

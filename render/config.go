@@ -77,7 +77,29 @@ type DiscoveryConfig struct {
 	// has other apps). Absent, DefaultBaseFolders; an empty list makes every
 	// kustomization that nothing includes an app.
 	BaseFolders []string `yaml:"baseFolders" json:"baseFolders"`
+	// Clusters are names of the clusters this repository deploys to, for the built-in
+	// path conventions: a default convention names a cluster only when the repository
+	// names it somewhere (an Argo CD destination, a Flux clusters/<name>/ folder, an
+	// Argo CD cluster Secret, or this list).
+	Clusters []string `yaml:"clusters,omitempty" json:"clusters,omitempty"`
+	// UncoveredRoots says what a kustomization root is that no entry point of this
+	// repository (Argo CD Application or ApplicationSet, Flux Kustomization) deploys:
+	// "library" (the default) checks it without the placement rules, as a catalog entry
+	// or a base meant for other repositories; "apps" makes each an app, as when the
+	// entry points that deploy them live in another repository.
+	UncoveredRoots string `yaml:"uncoveredRoots,omitempty" json:"uncoveredRoots,omitempty"`
+
+	// ClusterPathsGiven records that olmsync.yaml gives clusterPaths of its own (other
+	// than the defaults): conventions written there apply as written; the defaults only
+	// name clusters the repository names.
+	ClusterPathsGiven bool `yaml:"-" json:"-"`
 }
+
+// The values of DiscoveryConfig.UncoveredRoots.
+const (
+	UncoveredRootsLibrary = "library"
+	UncoveredRootsApps    = "apps"
+)
 
 // The discovery defaults: Flux's clusters/<cluster>/ layout and the overlay folders of a
 // kustomize layout (overlays/<cluster>, overlays/<environment>/<region>/<cluster>).
@@ -124,6 +146,13 @@ type PolicyConfig struct {
 	// MetaOperators are package names of meta-operators (operators that install other
 	// operators); a Subscription to one needs a waiver recording its review.
 	MetaOperators []string `yaml:"metaOperators,omitempty" json:"metaOperators,omitempty"`
+	// ClusterScopeApps name the cluster-scope apps, beside discovery: globs over app
+	// names and paths ("*" within a folder name, "**" across folders). An app one of
+	// them matches is its cluster's cluster-scope app, and no other app of a cluster
+	// where one matches is. Empty: an app is cluster-scope when its path or name has a
+	// "cluster-scope" segment, else when its Argo CD AppProject allows cluster-scoped
+	// kinds (docs/policy.md).
+	ClusterScopeApps []string `yaml:"clusterScopeApps,omitempty" json:"clusterScopeApps,omitempty"`
 }
 
 // ExternalOperatorGroup is an OperatorGroup a cluster has without it being in Git.
@@ -240,6 +269,9 @@ func (c *Config) applyDefaults(root *yaml.Node) {
 	discovery := mapValue(root, "discovery")
 	if mapKey(discovery, "clusterPaths") == nil {
 		c.Discovery.ClusterPaths = slices.Clone(DefaultClusterPaths)
+	} else {
+		// The defaults written out are still the defaults (a config olmsync wrote).
+		c.Discovery.ClusterPathsGiven = !slices.Equal(c.Discovery.ClusterPaths, DefaultClusterPaths)
 	}
 	if mapKey(discovery, "baseFolders") == nil {
 		c.Discovery.BaseFolders = slices.Clone(DefaultBaseFolders)
@@ -433,6 +465,22 @@ func (c *Config) validate(file string, root *yaml.Node) error {
 	for i, name := range c.Discovery.BaseFolders {
 		if name == "" || strings.Contains(name, "/") {
 			return fail(seqItemLine(discovery, "baseFolders", i), "discovery.baseFolders[%d] %q: a folder name, without \"/\"", i, name)
+		}
+	}
+	for i, name := range c.Discovery.Clusters {
+		if strings.TrimSpace(name) == "" {
+			return fail(seqItemLine(discovery, "clusters", i), "discovery.clusters[%d]: a cluster name is required", i)
+		}
+	}
+	switch c.Discovery.UncoveredRoots {
+	case "", UncoveredRootsLibrary, UncoveredRootsApps:
+	default:
+		return fail(lineOf(mapValue(discovery, "uncoveredRoots")), "discovery.uncoveredRoots %q: want %s or %s",
+			c.Discovery.UncoveredRoots, UncoveredRootsLibrary, UncoveredRootsApps)
+	}
+	for i, g := range c.Policy.ClusterScopeApps {
+		if _, err := compileAppGlob(g); err != nil {
+			return fail(seqItemLine(policy, "clusterScopeApps", i), "policy.clusterScopeApps[%d] %q: %v", i, g, err)
 		}
 	}
 	return nil

@@ -74,7 +74,7 @@ discovery:
 			Line:    24,
 		}},
 		Catalogs:  []Catalog{{Name: "community-operators", Namespace: "openshift-marketplace", Source: "catalogs/community", Line: 29}},
-		Discovery: DiscoveryConfig{ClusterPaths: []string{"envs/*/{cluster}"}, BaseFolders: []string{"base", "bases"}},
+		Discovery: DiscoveryConfig{ClusterPaths: []string{"envs/*/{cluster}"}, BaseFolders: []string{"base", "bases"}, ClusterPathsGiven: true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
@@ -121,7 +121,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(DiscoveryConfig{ClusterPaths: []string{}, BaseFolders: []string{}}, off.Discovery); diff != "" {
+	if diff := cmp.Diff(DiscoveryConfig{ClusterPaths: []string{}, BaseFolders: []string{}, ClusterPathsGiven: true}, off.Discovery); diff != "" {
 		t.Errorf("discovery turned off (-want +got):\n%s", diff)
 	}
 }

@@ -34,6 +34,10 @@ type Discovery struct {
 	// Unused are kustomizations that are not apps although nothing includes them: bases
 	// no overlay uses (DiscoveryConfig.BaseFolders).
 	Unused []UnusedFolder `json:"unused,omitempty"`
+	// Clusters are the cluster names the repository gives (an Argo CD destination or
+	// cluster Secret, a Flux clusters/<name>/ folder, olmsync.yaml), each with where it is
+	// named: the only clusters the built-in path conventions may name.
+	Clusters map[string]string `json:"clusters,omitempty"`
 	// Problems are Applications and files that could not be used, each with its place.
 	Problems []Diagnostic `json:"problems,omitempty"`
 }
@@ -81,6 +85,15 @@ type DiscoverOptions struct {
 	// RepoPath is the checked folder's path inside its git repository, slash-separated,
 	// "" at the top.
 	RepoPath string
+	// KnownClusters are cluster names the caller knows the repository deploys to (a
+	// Sync's spec.cluster), named by KnownClustersFrom: the built-in path conventions
+	// may name them.
+	KnownClusters     []string
+	KnownClustersFrom string
+	// RootsAreApps says the caller deploys the repository's kustomization roots itself
+	// (a Sync): when the repository has no entry point of its own, every root is an app
+	// rather than a library root.
+	RootsAreApps bool
 }
 
 // Discover finds the apps of the repository whose root folder is root in fsys: the apps of
@@ -114,7 +127,9 @@ func discover(ctx context.Context, r *repo, opts DiscoverOptions) (*Discovery, e
 	}
 	if cfg != nil && len(cfg.Apps) > 0 {
 		d.Method = MethodConfig
-		d.Apps = appsFromConfig(cfg, cfgNode)
+		var explicit map[int]bool
+		d.Apps, explicit = appsFromConfig(cfg, cfgNode)
+		settleClusterScopes(d.Apps, d.Config, explicit, nil)
 		sortApps(d.Apps)
 		return d, nil
 	}
@@ -128,30 +143,62 @@ func discover(ctx context.Context, r *repo, opts DiscoverOptions) (*Discovery, e
 	for _, p := range scan.problems {
 		problems.add(p)
 	}
-	argo := findApplications(r, scan, d.Repository, &problems)
+	entries := findEntryPoints(r, scan, d.Repository, d.Config, opts, &problems)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	d.Foreign = argo.foreign
-	d.Apps = argo.apps
-	roots, unused := uncoveredRoots(scan, d.Apps, d.Config.Discovery)
+	d.Foreign = entries.foreign
+	d.Apps = entries.apps
+	d.Clusters = entries.clusters
+	library := rootsAreLibrary(scan, entries, d.Config, opts)
+	roots, unused := uncoveredRoots(scan, d.Apps, d.Config.Discovery, entries.clusters, library)
 	d.Apps = append(d.Apps, roots...)
 	d.Unused = unused
 	switch {
-	case len(argo.apps) > 0:
-		d.Method = MethodArgoCD
+	case len(entries.apps) > 0:
+		d.Method = entries.apps[0].Found.Method
+		for _, a := range entries.apps {
+			if a.Found.Method == MethodArgoCD {
+				d.Method = MethodArgoCD
+			}
+		}
 	case len(roots) > 0 || len(scan.kustomizations) > 0 || len(scan.broken) > 0:
 		d.Method = MethodKustomization
 	default:
 		d.Method = MethodDirectory
 		if scan.manifests > 0 {
-			d.Apps = []App{repositoryApp(d.Config.Discovery)}
+			d.Apps = []App{repositoryApp(d.Config.Discovery, entries.clusters, library)}
 		}
 	}
 	d.Apps = dropDuplicateApps(d.Apps, &problems)
+	settleClusterScopes(d.Apps, d.Config, nil, entries.projects)
 	sortApps(d.Apps)
 	d.Problems = problems.sorted()
 	return d, nil
+}
+
+// rootsAreLibrary decides what the kustomization roots no entry point deploys are. They
+// are library roots — checked on their own, without the placement rules — when the
+// repository's own entry points say what it deploys (they are then what it does not), and
+// in a repository with no entry point at all unless something says the roots are what is
+// deployed: olmsync.yaml (discovery.uncoveredRoots: apps, or clusterPaths or clusters of
+// its own), the caller (a Sync deploys the roots of its repository), or a root that is a
+// cluster-scope app (the ADR's layout without Argo CD in the repository).
+func rootsAreLibrary(s *repoScan, e entryResult, cfg *Config, opts DiscoverOptions) bool {
+	switch {
+	case cfg.Discovery.UncoveredRoots == UncoveredRootsApps:
+		return false
+	case cfg.Discovery.UncoveredRoots == UncoveredRootsLibrary || len(e.apps) > 0:
+		return true
+	case opts.RootsAreApps, cfg.Discovery.ClusterPathsGiven, len(cfg.Discovery.Clusters) > 0, len(cfg.Policy.ClusterScopeApps) > 0:
+		return false
+	}
+	for _, k := range s.kustomizations {
+		if hasClusterScopeSegment(k.Dir) {
+			return false
+		}
+	}
+	return true
 }
 
 // fromConfig is RepositoryIdentity.From for olmsync.yaml's repoURLs.
@@ -181,20 +228,30 @@ func repositoryIdentity(cfg *Config, opts DiscoverOptions) RepositoryIdentity {
 // repositoryApp is the whole repository read as one directory app: what Argo CD does with
 // a directory source, recursively, leaving out hidden folders and files that hold no
 // Kubernetes object.
-func repositoryApp(cfg DiscoveryConfig) App {
+func repositoryApp(cfg DiscoveryConfig, known map[string]string, library bool) App {
 	app := App{
 		Name: ".", Path: ".", Recurse: true, Lenient: true,
 		ClusterScope: false, ClusterScopeReason: fmt.Sprintf("its path has no %q segment", ClusterScopeSegment),
 		Found: Found{Method: MethodDirectory, File: ".",
-			Reason: "the repository has no kustomization and no Argo CD Application of its own: its manifests are read as one directory app, as Argo CD reads a directory source"},
+			Reason: "the repository has no kustomization and no entry point of its own (Argo CD Application or ApplicationSet, Flux Kustomization): its manifests are read as one directory app, as Argo CD reads a directory source"},
 	}
-	placeByPath(&app, parseClusterPaths(cfg.ClusterPaths))
+	if library {
+		markLibrary(&app)
+		return app
+	}
+	placeByPath(&app, cfg, known)
 	return app
 }
 
-func appsFromConfig(cfg *Config, node *yaml.Node) []App {
-	apps := make([]App, 0, len(cfg.Apps))
+// appsFromConfig makes the apps olmsync.yaml lists; explicit says, by index, which of them
+// set clusterScope themselves.
+func appsFromConfig(cfg *Config, node *yaml.Node) (apps []App, explicit map[int]bool) {
+	apps = make([]App, 0, len(cfg.Apps))
+	explicit = map[int]bool{}
 	for i, ca := range cfg.Apps {
+		if ca.ClusterScope != nil {
+			explicit[i] = true
+		}
 		p := path.Clean(ca.Path)
 		scope, why := decideClusterScope(p, ca.ClusterScope)
 		apps = append(apps, App{
@@ -211,7 +268,7 @@ func appsFromConfig(cfg *Config, node *yaml.Node) []App {
 				Reason: fmt.Sprintf("listed in %s as apps[%d]", ConfigFileName, i)},
 		})
 	}
-	return apps
+	return apps, explicit
 }
 
 func configClusterReason(cluster string) string {
@@ -256,39 +313,63 @@ type repoScan struct {
 	manifests int
 	// patchFiles are files kustomizations use as patches: they hold partial objects.
 	patchFiles map[string]bool
-	// argoFiles are YAML files that mention argoproj.io.
-	argoFiles []string
-	problems  []Diagnostic
+	// entryFiles are YAML files that mention Argo CD's or Flux's API group: the files that
+	// may hold entry points (entryMarkers).
+	entryFiles []string
+	// dirs and files are every folder and file of the repository, outside .git.
+	dirs, files []string
+	// charts are the folders of Helm charts (a Chart.yaml): their files are Helm's
+	// templates and values, which olmsync neither renders nor reads for entry points.
+	charts   map[string]bool
+	problems []Diagnostic
+}
+
+// inChart reports whether a repository path is inside a Helm chart's folder.
+func (s *repoScan) inChart(rel string) bool {
+	for d := path.Dir(rel); ; d = path.Dir(d) {
+		if s.charts[d] {
+			return true
+		}
+		if d == "." || d == "/" {
+			return false
+		}
+	}
 }
 
 func scanRepo(ctx context.Context, r *repo) (*repoScan, error) {
-	s := &repoScan{referenced: map[string]bool{}, includes: map[string][]string{}, patchFiles: map[string]bool{}, brokenFiles: map[string]string{}}
-	var dirs, files []string
+	s := &repoScan{referenced: map[string]bool{}, includes: map[string][]string{}, patchFiles: map[string]bool{},
+		brokenFiles: map[string]string{}, charts: map[string]bool{}}
 	err := r.walkRepo(func(rel string, isDir bool) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if isDir {
-			dirs = append(dirs, rel)
+			s.dirs = append(s.dirs, rel)
 			return nil
 		}
-		files = append(files, rel)
-		if isManifestName(rel) {
-			if rel != ConfigFileName && !inHiddenFolder(rel) {
-				s.manifests++
-			}
-			data, err := r.readFile(rel)
-			if err == nil && bytes.Contains(data, []byte("argoproj.io")) {
-				s.argoFiles = append(s.argoFiles, rel)
-			}
+		s.files = append(s.files, rel)
+		if path.Base(rel) == "Chart.yaml" {
+			s.charts[path.Dir(rel)] = true
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("walk repository: %w", err)
 	}
-	r.noteWalk(dirs, files)
-	for _, dir := range dirs {
+	r.noteWalk(s.dirs, s.files)
+	for _, rel := range s.files {
+		if !isManifestName(rel) || s.inChart(rel) {
+			continue
+		}
+		if rel != ConfigFileName && !inHiddenFolder(rel) {
+			s.manifests++
+		}
+		data, err := r.readFile(rel)
+		if err == nil && slices.ContainsFunc(entryMarkers, func(m []byte) bool { return bytes.Contains(data, m) }) {
+			s.entryFiles = append(s.entryFiles, rel)
+		}
+	}
+	for _, dir := range s.dirs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -361,13 +442,13 @@ func (s *repoScan) noteBrokenReferences(r *repo, dir, file string) {
 }
 
 // uncoveredRoots are the kustomization roots — kustomizations no other kustomization uses,
-// components aside — that no app covers: each is an app of its own, its cluster named by a
-// path convention or unknown. A root in a base folder (DiscoveryConfig.BaseFolders) is an
-// unused base instead, while the repository has other apps. A kustomization that cannot be
-// read is a root, so that its error is reported against an app.
-func uncoveredRoots(s *repoScan, apps []App, cfg DiscoveryConfig) (roots []App, unused []UnusedFolder) {
+// components aside — that no app covers. Each is a library root, or, when library is
+// false, an app of its own, its cluster named by a path convention or unknown. A root in
+// a base folder (DiscoveryConfig.BaseFolders) is an unused base instead, while the
+// repository has other apps. A kustomization that cannot be read is a root, so that its
+// error is reported against an app.
+func uncoveredRoots(s *repoScan, apps []App, cfg DiscoveryConfig, known map[string]string, library bool) (roots []App, unused []UnusedFolder) {
 	covered := coveredFolders(s, apps)
-	conventions := parseClusterPaths(cfg.ClusterPaths)
 	type candidate struct{ dir, file string }
 	var candidates []candidate
 	for _, k := range s.kustomizations {
@@ -380,6 +461,15 @@ func uncoveredRoots(s *repoScan, apps []App, cfg DiscoveryConfig) (roots []App, 
 			candidates = append(candidates, candidate{dir, s.brokenFiles[dir]})
 		}
 	}
+	root := func(c candidate) App {
+		app := rootApp(c.dir, c.file)
+		if library {
+			markLibrary(&app)
+		} else {
+			placeByPath(&app, cfg, known)
+		}
+		return app
+	}
 	var bases []candidate
 	for _, c := range candidates {
 		if covered.has(c.dir) {
@@ -389,12 +479,12 @@ func uncoveredRoots(s *repoScan, apps []App, cfg DiscoveryConfig) (roots []App, 
 			bases = append(bases, c)
 			continue
 		}
-		roots = append(roots, rootApp(c.dir, c.file, conventions))
+		roots = append(roots, root(c))
 	}
 	if len(apps) == 0 && len(roots) == 0 {
 		// Nothing but bases: they are what the repository deploys.
 		for _, c := range bases {
-			roots = append(roots, rootApp(c.dir, c.file, conventions))
+			roots = append(roots, root(c))
 		}
 		return roots, nil
 	}
@@ -405,27 +495,54 @@ func uncoveredRoots(s *repoScan, apps []App, cfg DiscoveryConfig) (roots []App, 
 	return roots, unused
 }
 
-func rootApp(dir, file string, conventions []clusterPath) App {
+func rootApp(dir, file string) App {
 	scope, why := decideClusterScope(dir, nil)
-	app := App{
+	return App{
 		Name: dir, Path: dir, ClusterScope: scope, ClusterScopeReason: why,
 		Found: Found{Method: MethodKustomization, File: file,
-			Reason: "kustomization root: no other kustomization uses this folder, and no Argo CD Application of this repository deploys it or a folder that includes it"},
+			Reason: "kustomization root: no other kustomization uses this folder, and no entry point of this repository (Argo CD Application or ApplicationSet, Flux Kustomization) deploys it or a folder that includes it"},
 	}
-	placeByPath(&app, conventions)
-	return app
+}
+
+// LibraryHint is the one line that says how to tell olmsync where library roots are
+// deployed.
+const LibraryHint = "if another repository deploys them, list them in " + ConfigFileName + " (apps:, with their clusters), or set discovery.uncoveredRoots: apps"
+
+// markLibrary makes an app a library root.
+func markLibrary(app *App) {
+	app.Library = true
+	app.Cluster = ""
+	app.ClusterFrom = ClusterNone
+	app.ClusterReason = "a library root: no entry point of this repository deploys it, so it is checked on its own, without the placement rules; " + LibraryHint
+	app.Found.Reason += "; a library root"
 }
 
 // placeByPath names an app's cluster from the first path convention that matches its
-// folder; without one, its cluster is unknown.
-func placeByPath(app *App, conventions []clusterPath) {
-	if cluster, pattern := clusterFromPath(conventions, app.Path); cluster != "" {
-		app.Cluster, app.ClusterFrom = cluster, ClusterFromPath
-		app.ClusterReason = fmt.Sprintf("its path matches the convention %q", pattern)
-		return
+// folder. A convention olmsync.yaml gives applies as written; a built-in one names only a
+// cluster the repository names elsewhere (known). Without one, the cluster is unknown.
+func placeByPath(app *App, cfg DiscoveryConfig, known map[string]string) {
+	var refused []string
+	for _, c := range parseClusterPaths(cfg.ClusterPaths) {
+		cluster, ok := c.match(app.Path)
+		if !ok {
+			continue
+		}
+		if where, named := known[cluster]; cfg.ClusterPathsGiven || named {
+			app.Cluster, app.ClusterFrom = cluster, ClusterFromPath
+			app.ClusterReason = fmt.Sprintf("its path matches the convention %q", c.pattern)
+			if !cfg.ClusterPathsGiven {
+				app.ClusterReason += fmt.Sprintf(", and the repository names cluster %q (%s)", cluster, where)
+			}
+			return
+		}
+		refused = append(refused, fmt.Sprintf("%q would name %q", c.pattern, cluster))
 	}
 	app.ClusterFrom = ClusterUnknown
-	app.ClusterReason = "no Argo CD Application deploys it and no path convention (discovery.clusterPaths) names its cluster: rules that compare two objects compare its objects only with each other"
+	app.ClusterReason = "no entry point deploys it and no path convention (discovery.clusterPaths) names its cluster: rules that compare two objects compare its objects only with each other"
+	if len(refused) > 0 {
+		app.ClusterReason = fmt.Sprintf("the built-in path convention %s, a cluster the repository names nowhere else (an Argo CD destination, a Flux clusters/<name>/ folder, discovery.clusters in %s): its cluster is unknown, and rules that compare two objects compare its objects only with each other",
+			strings.Join(refused, " and "), ConfigFileName)
+	}
 }
 
 // folderSet is a set of repository folders, some of them with every folder below.

@@ -118,7 +118,7 @@ spec:
 			},
 		},
 		{
-			name: "missing path, local helm chart, plugin, ApplicationSet are problems; other repositories are not; an uncovered root is an app",
+			name: "missing path, local helm chart, plugin, a malformed ApplicationSet are problems; other repositories are not; an uncovered root is a library root",
 			repo: files{
 				"olmsync.yaml": "repoURLs: [git@github.com:org/apps.git]\n",
 				"argocd/apps.yaml": argoApp("good", "apps/good", "https://kubernetes.default.svc/", "good") + "---\n" +
@@ -168,13 +168,13 @@ spec:
 			},
 			wantMethod: MethodArgoCD,
 			wantApps: []appSummary{
-				{"apps/unused", "apps/unused", "", "", false, false, MethodKustomization, "apps/unused/kustomization.yaml", 0, ClusterUnknown},
 				{"good", "apps/good", "good", "in-cluster", false, false, MethodArgoCD, "argocd/apps.yaml", 1, ClusterFromApplication},
+				{"apps/unused", "apps/unused", "", "", false, false, MethodKustomization, "apps/unused/kustomization.yaml", 0, ClusterNone},
 			},
 			wantProblems: []problemSummary{
 				{ReasonPathMissing, "argocd/apps.yaml", 16},
 				{ReasonUnsupportedSource, "argocd/apps.yaml", 48},
-				{ReasonUnsupportedSource, "argocd/apps.yaml", 56},
+				{ReasonInvalidApplication, "argocd/apps.yaml", 56},
 				{ReasonHelmChart, "argocd/apps.yaml", 62},
 			},
 			wantForeign: []string{"Application chart", "Application elsewhere"},
@@ -217,8 +217,8 @@ spec:
 			},
 			wantMethod: MethodArgoCD,
 			wantApps: []appSummary{
-				{"argocd/prod", "argocd/prod", "", "", false, false, MethodKustomization, "argocd/prod/kustomization.yaml", 0, ClusterUnknown},
 				{"app", "apps/a", "a", "in-cluster", false, false, MethodArgoCD, "argocd/base/app.yaml", 1, ClusterFromApplication},
+				{"argocd/prod", "argocd/prod", "", "", false, false, MethodKustomization, "argocd/prod/kustomization.yaml", 0, ClusterNone},
 			},
 		},
 		{
@@ -238,8 +238,12 @@ spec:
 			wantProblems: []problemSummary{{ReasonDuplicateApp, "argocd/b.yaml", 1}},
 		},
 		{
-			name: "kustomization roots: bases and components are not apps; clusters from path conventions",
+			name: "kustomization roots: bases and components are not apps; clusters from path conventions the repository names",
 			repo: files{
+				// A cluster-scope app: the roots are what the repository deploys, though no
+				// entry point says so. The conventions name a and cl1, which olmsync.yaml
+				// names; b is named nowhere, so its cluster is unknown (issue 29).
+				"olmsync.yaml":                                  "discovery:\n  clusters: [a, cl1]\n",
 				"base/kustomization.yaml":                       kustomizationOf,
 				"base/ns.yaml":                                  nsYAML,
 				"components/extra/kustomization.yaml":           "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n",
@@ -251,13 +255,13 @@ spec:
 			},
 			wantMethod: MethodKustomization,
 			wantApps: []appSummary{
+				{"overlays/b", "overlays/b", "", "", false, false, MethodKustomization, "overlays/b/kustomization.yaml", 0, ClusterUnknown},
 				{"overlays/a", "overlays/a", "", "a", false, false, MethodKustomization, "overlays/a/kustomization.yaml", 0, ClusterFromPath},
-				{"overlays/b", "overlays/b", "", "b", false, false, MethodKustomization, "overlays/b/kustomization.yaml", 0, ClusterFromPath},
 				{"cluster-scope/overlays/cl1", "cluster-scope/overlays/cl1", "", "cl1", true, false, MethodKustomization, "cluster-scope/overlays/cl1/kustomization.yaml", 0, ClusterFromPath},
 			},
 		},
 		{
-			name: "applications of other repositories only: the kustomization roots are the apps",
+			name: "applications of other repositories only, no cluster-scope app: the kustomization roots are library roots",
 			repo: files{
 				"argocd/app.yaml":         argoApp("chart", "", "in-cluster", "x") + "    chart: thing\n",
 				"site/kustomization.yaml": kustomizationOf,
@@ -265,7 +269,7 @@ spec:
 			},
 			wantMethod: MethodKustomization,
 			wantApps: []appSummary{
-				{"site", "site", "", "", false, false, MethodKustomization, "site/kustomization.yaml", 0, ClusterUnknown},
+				{"site", "site", "", "", false, false, MethodKustomization, "site/kustomization.yaml", 0, ClusterNone},
 			},
 			wantForeign: []string{"Application chart"},
 		},
@@ -276,7 +280,7 @@ spec:
 			},
 			wantMethod: MethodKustomization,
 			wantApps: []appSummary{
-				{"broken", "broken", "", "", false, false, MethodKustomization, "broken/kustomization.yaml", 0, ClusterUnknown},
+				{"broken", "broken", "", "", false, false, MethodKustomization, "broken/kustomization.yaml", 0, ClusterNone},
 			},
 			wantProblems: []problemSummary{{ReasonUnreadable, "broken/kustomization.yaml", 3}},
 		},
@@ -440,7 +444,7 @@ func TestDiscoverCoverage(t *testing.T) {
 		wantUnused  []string
 	}{
 		{
-			name: "an Application of another repository is foreign; its would-be path is no problem; the roots are apps",
+			name: "an Application of another repository is foreign; its would-be path is no problem; the roots are library roots",
 			repo: files{
 				"argocd/other.yaml":                      strings.Replace(argoApp("other", "deploy/prod", "in-cluster", "x"), "org/apps", "org/other", 1),
 				"apps/a/overlays/cl1/kustomization.yaml": "resources:\n- ../../base\n",
@@ -449,12 +453,12 @@ func TestDiscoverCoverage(t *testing.T) {
 			opts:       ours,
 			wantMethod: MethodKustomization,
 			wantApps: []appSummary{
-				{"apps/a/overlays/cl1", "apps/a/overlays/cl1", "", "cl1", false, false, MethodKustomization, "apps/a/overlays/cl1/kustomization.yaml", 0, ClusterFromPath},
+				{"apps/a/overlays/cl1", "apps/a/overlays/cl1", "", "", false, false, MethodKustomization, "apps/a/overlays/cl1/kustomization.yaml", 0, ClusterNone},
 			},
 			wantForeign: []string{"Application other"},
 		},
 		{
-			name: "roots no Application covers are apps; what an Application includes is not; a dead base is unused",
+			name: "roots no Application covers are library roots; what an Application includes is not; a dead base is unused",
 			repo: files{
 				"argocd/a.yaml":                          argoApp("a", "apps/a/overlays/cl1", "cl1", "a"),
 				"apps/a/overlays/cl1/kustomization.yaml": "resources:\n- ../../base\n",
@@ -467,9 +471,9 @@ func TestDiscoverCoverage(t *testing.T) {
 			opts:       ours,
 			wantMethod: MethodArgoCD,
 			wantApps: []appSummary{
-				{"platform", "platform", "", "", false, false, MethodKustomization, "platform/kustomization.yaml", 0, ClusterUnknown},
 				{"a", "apps/a/overlays/cl1", "a", "cl1", false, false, MethodArgoCD, "argocd/a.yaml", 1, ClusterFromApplication},
-				{"apps/b/overlays/cl2", "apps/b/overlays/cl2", "", "cl2", false, false, MethodKustomization, "apps/b/overlays/cl2/kustomization.yaml", 0, ClusterFromPath},
+				{"apps/b/overlays/cl2", "apps/b/overlays/cl2", "", "", false, false, MethodKustomization, "apps/b/overlays/cl2/kustomization.yaml", 0, ClusterNone},
+				{"platform", "platform", "", "", false, false, MethodKustomization, "platform/kustomization.yaml", 0, ClusterNone},
 			},
 			wantUnused: []string{"apps/c/base"},
 		},
@@ -487,24 +491,24 @@ func TestDiscoverCoverage(t *testing.T) {
 			},
 		},
 		{
-			name: "only bases: they are the apps",
+			name: "only bases: they are the (library) roots",
 			repo: files{
 				"base/kustomization.yaml": kustomizationOf,
 			},
 			wantMethod: MethodKustomization,
 			wantApps: []appSummary{
-				{"base", "base", "", "", false, false, MethodKustomization, "base/kustomization.yaml", 0, ClusterUnknown},
+				{"base", "base", "", "", false, false, MethodKustomization, "base/kustomization.yaml", 0, ClusterNone},
 			},
 		},
 		{
-			name: "no kustomization, no Application of ours: the repository is one directory app",
+			name: "no kustomization, no Application of ours: the repository is one directory app, a library root",
 			repo: files{
 				"operators/sub.yaml":        nsYAML,
 				".github/workflows/ci.yaml": "on: push\n",
 			},
 			wantMethod: MethodDirectory,
 			wantApps: []appSummary{
-				{".", ".", "", "", false, true, MethodDirectory, ".", 0, ClusterUnknown},
+				{".", ".", "", "", false, true, MethodDirectory, ".", 0, ClusterNone},
 			},
 		},
 		{
@@ -543,7 +547,7 @@ spec:
 			opts:       ours,
 			wantMethod: MethodKustomization,
 			wantApps: []appSummary{
-				{"apps/x/overlays/cl9", "apps/x/overlays/cl9", "", "cl9", false, false, MethodKustomization, "apps/x/overlays/cl9/kustomization.yaml", 0, ClusterFromPath},
+				{"apps/x/overlays/cl9", "apps/x/overlays/cl9", "", "", false, false, MethodKustomization, "apps/x/overlays/cl9/kustomization.yaml", 0, ClusterNone},
 			},
 			wantForeign: []string{"ApplicationSet theirs"},
 		},
@@ -614,7 +618,8 @@ func TestDiscoverBrokenKustomizationStillUsesItsBases(t *testing.T) {
 		"team-a/base/kustomization.yaml":         kustomizationOf,
 		"team-a/base/ns.yaml":                    nsYAML,
 	})
-	d, err := Discover(t.Context(), fsys, root, DiscoverOptions{})
+	// A Sync deploys the roots, and names its cluster cl1.
+	d, err := Discover(t.Context(), fsys, root, DiscoverOptions{RootsAreApps: true, KnownClusters: []string{"cl1"}})
 	if err != nil {
 		t.Fatal(err)
 	}

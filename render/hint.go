@@ -58,3 +58,19 @@ func patchesStringHint(n *yaml.Node, err error) (int, string, bool) {
 	}
 	return 0, "", false
 }
+
+// knownPlugins are generators common in GitOps repositories, by API group and kind, with
+// what to do when their plugin is off.
+var knownPlugins = map[[2]string]string{
+	{"viaduct.ai", "ksops"}: "KSOPS decrypts SOPS-encrypted Secrets: no placement rule reads a Secret, but the app stays incomplete without them; " +
+		"to render them run with --enable-exec-plugins, ksops on the PATH and the SOPS keys in the environment (a Sync decrypts with spec.decryption instead)",
+	{"goabout.com", "SopsSecretGenerator"}:                   "SopsSecretGenerator decrypts SOPS-encrypted Secrets: to render them run with --enable-exec-plugins, the plugin installed and the SOPS keys in the environment",
+	{"policy.open-cluster-management.io", "PolicyGenerator"}: "Red Hat ACM's PolicyGenerator wraps manifests into Policies: to render them run with --enable-exec-plugins and the PolicyGenerator plugin installed",
+	{"builtin", "HelmChartInflationGenerator"}:               "a Helm chart inflated by kustomize: run with --enable-helm (and --helm-command when helm is not on the PATH)",
+}
+
+// knownPluginHint is the hint for a well-known generator or transformer, or "".
+func knownPluginHint(d manifestDoc) string {
+	group, _, _ := strings.Cut(d.APIVersion, "/")
+	return knownPlugins[[2]string{group, d.Kind}]
+}

@@ -91,8 +91,12 @@ func groupOf(apiVersion string) string {
 // Cluster is the apps of one destination cluster. Rules that look across objects (one
 // OperatorGroup per namespace, a Subscription's group) look within one Cluster.
 type Cluster struct {
-	// Name is the cluster's name; "" is the default cluster of apps without one.
+	// Name is the cluster's name; "" is the default cluster of apps without one, and of
+	// library roots.
 	Name string `json:"name"`
+	// Library is set for a library root, which is checked on its own: a Cluster of its
+	// own, with that one app.
+	Library bool `json:"library,omitempty"`
 	// Apps are the cluster's apps, cluster-scope apps first, then by name.
 	Apps []*AppResult `json:"apps"`
 }
@@ -105,9 +109,10 @@ func (c *Cluster) MarshalJSON() ([]byte, error) {
 		names = append(names, a.Name)
 	}
 	return json.Marshal(struct {
-		Name string   `json:"name"`
-		Apps []string `json:"apps"`
-	}{c.Name, names})
+		Name    string   `json:"name"`
+		Library bool     `json:"library,omitempty"`
+		Apps    []string `json:"apps"`
+	}{c.Name, c.Library, names})
 }
 
 // ClusterScopeApps returns the cluster's cluster-scope apps (normally one).
@@ -136,11 +141,16 @@ func (c *Cluster) Complete() bool {
 	return !slices.ContainsFunc(c.Apps, func(a *AppResult) bool { return a.Err != nil })
 }
 
-// groupClusters groups apps by cluster, in cluster-name order.
+// groupClusters groups apps by cluster, in cluster-name order, then each library root in a
+// cluster of its own, in name order.
 func groupClusters(apps []*AppResult) []*Cluster {
 	byName := map[string]*Cluster{}
-	var out []*Cluster
+	var out, libraries []*Cluster
 	for _, a := range apps {
+		if a.Library {
+			libraries = append(libraries, &Cluster{Library: true, Apps: []*AppResult{a}})
+			continue
+		}
 		c := byName[a.Cluster]
 		if c == nil {
 			c = &Cluster{Name: a.Cluster}
@@ -153,7 +163,8 @@ func groupClusters(apps []*AppResult) []*Cluster {
 	for _, c := range out {
 		slices.SortStableFunc(c.Apps, func(a, b *AppResult) int { return compareApps(&a.App, &b.App) })
 	}
-	return out
+	slices.SortFunc(libraries, func(a, b *Cluster) int { return cmp.Compare(a.Apps[0].Name, b.Apps[0].Name) })
+	return append(out, libraries...)
 }
 
 // settleNamespaces decides each object's scope and effective namespace. A CRD rendered in

@@ -14,8 +14,9 @@ import (
 )
 
 // overlayFS is the filesystem kustomize builds an app from: the repository, read-only,
-// with some files replaced in memory (the app's kustomization with origin annotations
-// turned on, generators left out). The user's files are never written. Nothing outside the
+// with some files replaced or added in memory (the app's kustomization with origin
+// annotations turned on, generators left out; the kustomization Flux would generate for
+// a folder without one). The user's files are never written. Nothing outside the
 // repository root is visible, except, when remote bases are allowed, the temporary folders
 // kustomize clones them into.
 type overlayFS struct {
@@ -128,11 +129,19 @@ func (o *overlayFS) ReadFile(p string) ([]byte, error) {
 }
 
 func (o *overlayFS) IsDir(p string) bool {
+	if _, ok := o.replaced[path.Clean(p)]; ok {
+		return false
+	}
 	fs, err := o.route(p)
 	return err == nil && fs.IsDir(p)
 }
 
+// Exists is true for a file the overlay adds (the kustomization generated for a Flux
+// folder) as for the repository's own.
 func (o *overlayFS) Exists(p string) bool {
+	if _, ok := o.replaced[path.Clean(p)]; ok {
+		return true
+	}
 	fs, err := o.route(p)
 	return err == nil && fs.Exists(p)
 }
@@ -145,8 +154,13 @@ func (o *overlayFS) ReadDir(p string) ([]string, error) {
 	return fs.ReadDir(p)
 }
 
-// CleanedAbs resolves p in the filesystem that holds it.
+// CleanedAbs resolves p in the filesystem that holds it. A file the overlay adds is in
+// its folder.
 func (o *overlayFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
+	if _, ok := o.replaced[path.Clean(p)]; ok {
+		d, _, err := o.CleanedAbs(path.Dir(path.Clean(p)))
+		return d, path.Base(p), err
+	}
 	fs, err := o.route(p)
 	if err != nil {
 		return "", "", err

@@ -100,6 +100,11 @@ func (pl *planner) run() error {
 	if err != nil {
 		return err
 	}
+	if k == nil && app.autodetect {
+		if k, err = pl.generatedKustomization(); err != nil {
+			return err
+		}
+	}
 	if k == nil {
 		return pl.planPlainFolder()
 	}
@@ -155,6 +160,85 @@ func (pl *planner) planPlainFolder() error {
 		pl.p.files = append(pl.p.files, f)
 	}
 	return nil
+}
+
+// generatedKustomization is the kustomization Flux generates for a folder that has none
+// (kustomize create --autodetect --recursive): every file of Kubernetes objects in it and
+// below it, and every folder below that holds a kustomization, which is built as such and
+// not descended into. Files that hold something else are left out with a warning, and so
+// are hidden folders and Helm charts. The kustomization lives only in the app's overlay.
+func (pl *planner) generatedKustomization() (*kustomization, error) {
+	dir := pl.p.app.Path
+	var resources []string
+	var visit func(sub string) error
+	visit = func(sub string) error {
+		names, err := pl.r.fsys.ReadDir(pl.r.abs(sub))
+		if err != nil {
+			return fmt.Errorf("read folder %s: %w", sub, err)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			rel := path.Join(sub, name)
+			switch {
+			case strings.HasPrefix(name, "."):
+			case pl.r.isDir(rel):
+				if pl.r.isFile(path.Join(rel, "Chart.yaml")) {
+					continue
+				}
+				k, err := pl.r.kustomizationAt(rel)
+				switch {
+				case err != nil:
+					return err
+				case k != nil:
+					resources = append(resources, relativeTo(dir, rel))
+				default:
+					if err := visit(rel); err != nil {
+						return err
+					}
+				}
+			case !isManifestName(name) || rel == ConfigFileName:
+			default:
+				mf, err := pl.r.manifestsIn(rel)
+				if err != nil {
+					return err
+				}
+				if len(mf.Docs) == 0 {
+					continue
+				}
+				if !allObjects(mf) {
+					pl.p.warnings = append(pl.p.warnings, Diagnostic{Reason: ReasonNotManifest, File: rel, Apps: []string{pl.p.app.ID()},
+						Message: "holds YAML that is not a Kubernetes object (apiVersion, kind and metadata.name); Flux leaves it out of the kustomization it generates, and so does olmsync"})
+					continue
+				}
+				resources = append(resources, relativeTo(dir, rel))
+			}
+		}
+		return nil
+	}
+	if err := visit(dir); err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:")
+	if len(resources) == 0 {
+		b.WriteString(" []")
+	}
+	b.WriteString("\n")
+	for _, r := range resources {
+		fmt.Fprintf(&b, "- %q\n", r)
+	}
+	return pl.r.parseKustomization(dir, path.Join(dir, generatedKustomizationName), []byte(b.String()))
+}
+
+// generatedKustomizationName is the name of the kustomization generated for a Flux folder.
+const generatedKustomizationName = "kustomization.yaml"
+
+// relativeTo is target's path from folder base (target is below base).
+func relativeTo(base, target string) string {
+	if base == "." {
+		return target
+	}
+	return strings.TrimPrefix(target, base+"/")
 }
 
 // allObjects reports whether every document of a file is a Kubernetes object.
@@ -218,7 +302,7 @@ func (pl *planner) walk(k *kustomization) error {
 				field = "helmChartInflationGenerator"
 			}
 			return &locatedError{file: k.File, line: seqItemLine(k.Node, field, 0),
-				err: fmt.Errorf("%s: %w (enable it with Options.EnableHelm)", field, ErrHelmDisabled)}
+				err: fmt.Errorf("%s: %w (%s)", field, ErrHelmDisabled, pl.switches().Helm)}
 		}
 	}
 	if err := pl.checkRemoteFiles(k); err != nil {
@@ -279,7 +363,7 @@ func (pl *planner) reference(k *kustomization, field string, i int, ref string) 
 			pl.p.needsOrigin = true
 			return nil
 		}
-		return at(fmt.Errorf("%s entry %q is remote: %w (enable them with Options.AllowRemoteBases)", field, ref, ErrRemoteDisabled))
+		return at(fmt.Errorf("%s entry %q is remote: %w (%s)", field, ref, ErrRemoteDisabled, pl.switches().RemoteBases))
 	}
 	p, ok := join(k.Dir, ref)
 	if !ok || !pl.r.inside(p) {
@@ -317,7 +401,7 @@ func (pl *planner) checkRemoteFiles(k *kustomization) error {
 		for i, ref := range refs {
 			if isRemoteFile(ref) {
 				return &locatedError{file: k.File, line: seqItemLine(k.Node, field, i),
-					err: fmt.Errorf("%s entry %q is remote: %w (enable them with Options.AllowRemoteBases)", field, ref, ErrRemoteDisabled)}
+					err: fmt.Errorf("%s entry %q is remote: %w (%s)", field, ref, ErrRemoteDisabled, pl.switches().RemoteBases)}
 			}
 		}
 	}
@@ -493,17 +577,21 @@ const (
 	pluginContainer                    // container KRM function
 )
 
-func (c pluginClass) need() string {
+// need says what a plugin of the class takes, and how to turn it on.
+func (c pluginClass) need(s Switches) string {
 	switch c {
 	case pluginHelm:
-		return "Helm (Options.EnableHelm)"
+		return "Helm (" + s.Helm + ")"
 	case pluginExec:
-		return "an exec plugin (Options.EnableExecPlugins)"
+		return "an exec plugin (" + s.ExecPlugins + ")"
 	case pluginContainer:
-		return "a container plugin (Options.EnableContainerPlugins)"
+		return "a container plugin (" + s.ContainerPlugins + ")"
 	}
 	return "nothing"
 }
+
+// switches are the words for turning on what the options leave off.
+func (pl *planner) switches() Switches { return pl.opts.Switches.orDefault() }
 
 // disabled is the error of a plugin of this class that is off.
 func (c pluginClass) disabled() error {
@@ -566,7 +654,7 @@ func (pl *planner) pluginEntry(k *kustomization, field string, i int, entry stri
 		}
 		what := fmt.Sprintf("%s %s %q (%s)", strings.TrimSuffix(field, "s"), d.Kind, d.Name, d.APIVersion)
 		if !skippable(field, file, class) {
-			return at(fmt.Errorf("%s needs %s: %w", what, class.need(), class.disabled()))
+			return at(&hintedError{err: fmt.Errorf("%s needs %s: %w", what, class.need(pl.switches()), class.disabled()), hint: knownPluginHint(d)})
 		}
 		skipped = append(skipped, d)
 		docLine := d.Line
@@ -575,7 +663,8 @@ func (pl *planner) pluginEntry(k *kustomization, field string, i int, entry stri
 		}
 		pl.p.warnings = append(pl.p.warnings, Diagnostic{
 			Reason: ReasonPluginSkipped, File: file, Line: docLine, Apps: []string{pl.p.app.ID()},
-			Message: fmt.Sprintf("%s needs %s, which is off; skipped, so what it generates is not rendered or checked and the app is incomplete: it is not applied or pruned", what, class.need()),
+			Message: fmt.Sprintf("%s needs %s, which is off; skipped, so what it generates is not rendered or checked and the app is incomplete: it is not applied or pruned", what, class.need(pl.switches())),
+			Hint:    knownPluginHint(d),
 		})
 	}
 	if len(skipped) == 0 {

@@ -43,6 +43,38 @@ type Options struct {
 	// Decryption decrypts SOPS-encrypted objects and secretGenerator sources (a Sync's
 	// spec.decryption); nil leaves them encrypted, as a plain check does.
 	Decryption *Decryption
+	// Switches say, in messages, how the user turns on what these options leave off;
+	// the zero value names `olmsync check`'s flags.
+	Switches Switches
+}
+
+// Switches are the words for turning on what Options leave off, as the caller's user
+// knows them: a flag of `olmsync check`, or what a Sync's reconciler says.
+type Switches struct {
+	RemoteBases, ExecPlugins, ContainerPlugins, Helm string
+}
+
+// CheckSwitches are `olmsync check`'s flags: the words of the zero Switches.
+var CheckSwitches = Switches{
+	RemoteBases:      "enable them with --allow-remote-bases",
+	ExecPlugins:      "enable them with --enable-exec-plugins",
+	ContainerPlugins: "enable them with --enable-container-plugins",
+	Helm:             "enable it with --enable-helm",
+}
+
+// SyncSwitches are what a Sync's reconciler says: it never turns them on.
+var SyncSwitches = Switches{
+	RemoteBases:      "a Sync never fetches them: vendor the base into the repository",
+	ExecPlugins:      "a Sync never runs plugins",
+	ContainerPlugins: "a Sync never runs plugins",
+	Helm:             "a Sync never inflates Helm charts",
+}
+
+func (s Switches) orDefault() Switches {
+	if s == (Switches{}) {
+		return CheckSwitches
+	}
+	return s
 }
 
 func (o Options) withDefaults() Options {
@@ -52,6 +84,7 @@ func (o Options) withDefaults() Options {
 	if o.HelmCommand == "" {
 		o.HelmCommand = "helm"
 	}
+	o.Switches = o.Switches.orDefault()
 	return o
 }
 

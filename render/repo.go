@@ -260,11 +260,16 @@ func (r *repo) readKustomization(dir string) (*kustomization, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r.parseKustomization(dir, file, raw)
+}
+
+// parseKustomization reads the kustomization raw, the content of file in folder dir.
+func (r *repo) parseKustomization(dir, file string, raw []byte) (*kustomization, error) {
 	docs, err := decodeDocs(file, raw)
 	if err != nil {
 		return nil, err
 	}
-	k := &kustomization{Dir: dir, File: file, Name: found[0], Raw: raw}
+	k := &kustomization{Dir: dir, File: file, Name: path.Base(file), Raw: raw}
 	switch {
 	case len(docs) == 0:
 		return nil, &YAMLError{File: file, Msg: "kustomization is empty"}

@@ -77,13 +77,13 @@ func TestDeprecationsOncePerFile(t *testing.T) {
 			t.Errorf("message %q is not kustomize's deprecation text", w.Message)
 		}
 	}
-	all := []string{"a/overlays/a", "b/overlays/b", "c/overlays/c"}
+	all := []string{"overlays/a", "overlays/b", "overlays/c"}
 	want := []warning{
 		{"base/kustomization.yaml", 3, "commonLabels", all, ReasonDeprecated, ""},
 		{"base/kustomization.yaml", 5, "imageTags", all, ReasonDeprecated, ""},
-		{"overlays/a/kustomization.yaml", 1, "bases", []string{"a/overlays/a"}, ReasonDeprecated, ""},
-		{"overlays/a/kustomization.yaml", 3, "patchesStrategicMerge", []string{"a/overlays/a"}, ReasonDeprecated, ""},
-		{"overlays/c/kustomization.yaml", 3, "patchesJson6902", []string{"c/overlays/c"}, ReasonDeprecated, ""},
+		{"overlays/a/kustomization.yaml", 1, "bases", []string{"overlays/a"}, ReasonDeprecated, ""},
+		{"overlays/a/kustomization.yaml", 3, "patchesStrategicMerge", []string{"overlays/a"}, ReasonDeprecated, ""},
+		{"overlays/c/kustomization.yaml", 3, "patchesJson6902", []string{"overlays/c"}, ReasonDeprecated, ""},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)

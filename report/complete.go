@@ -128,7 +128,7 @@ func completeInputs(r *Report) {
 		}
 	}
 	slices.SortStableFunc(r.Apps, func(a, b App) int {
-		return cmp.Or(cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.Name, b.Name))
+		return cmp.Or(compareBool(a.Library, b.Library), cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.Name, b.Name))
 	})
 	for i := range r.Problems {
 		r.Problems[i].File = cleanPath(r.Problems[i].File)
@@ -201,6 +201,11 @@ func summarize(r *Report, failOn FailOn) Summary {
 		Problems:       len(r.Problems),
 		RenderWarnings: len(r.Warnings),
 		NotChecked:     len(r.NotChecked),
+	}
+	for _, a := range r.Apps {
+		if a.Library {
+			s.LibraryRoots++
+		}
 	}
 	for _, v := range r.Violations {
 		if v.Waived {

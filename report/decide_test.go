@@ -81,7 +81,10 @@ func TestMarkAgainstBase(t *testing.T) {
 		{"message reworded", []Violation{v("OP007", "etcd", sub, "a.yaml", 3, "channel fast")}, []Violation{v("OP007", "etcd", sub, "a.yaml", 3, "channel stable")}, []Status{StatusPreExisting}},
 		{"another API version of the same kind", []Violation{v("OP007", "etcd", subV1, "a.yaml", 3, "m")}, []Violation{v("OP007", "etcd", sub, "a.yaml", 3, "m")}, []Status{StatusPreExisting}},
 		{"another rule", []Violation{v("OP005", "etcd", sub, "a.yaml", 3, "m")}, []Violation{v("OP007", "etcd", sub, "a.yaml", 3, "m")}, []Status{StatusNew}},
-		{"another app", []Violation{v("OP007", "etcd-2", sub, "a.yaml", 3, "m")}, []Violation{v("OP007", "etcd", sub, "a.yaml", 3, "m")}, []Status{StatusNew}},
+		// The same object in the same file, now deployed by an app of another name: an
+		// Application or root renamed or moved (issue 29), not a new violation.
+		{"another app, same file", []Violation{v("OP007", "etcd-2", sub, "a.yaml", 3, "m")}, []Violation{v("OP007", "etcd", sub, "a.yaml", 3, "m")}, []Status{StatusPreExisting}},
+		{"another app, another file", []Violation{v("OP007", "etcd-2", sub, "b.yaml", 3, "m")}, []Violation{v("OP007", "etcd", sub, "a.yaml", 3, "m")}, []Status{StatusNew}},
 		{"another namespace", []Violation{v("OP007", "etcd", otherNS, "a.yaml", 3, "m")}, []Violation{v("OP007", "etcd", sub, "a.yaml", 3, "m")}, []Status{StatusNew}},
 		{
 			"a second occurrence is new",

@@ -85,6 +85,9 @@ func writeGitHub(w io.Writer, r *Report, opts Options) error {
 		}
 		e.print("::endgroup::\n")
 	}
+	if lib := libraryLine(r); lib != "" {
+		e.print(workflowCommand("notice", "", 0, "olmsync: library roots", lib))
+	}
 	e.print("olmsync: " + verdict(r) + " — " + strings.Join(summaryParts(r), ", ") + "\n")
 	return e.err
 }
@@ -102,7 +105,7 @@ func logLine(a annotation) string {
 
 // problemText is a problem's message with its app and hint.
 func problemText(p Problem) string {
-	return withHint(withApp(p.Message, p.App), p.Hint)
+	return withHint(withApps(p), p.Hint)
 }
 
 func withHint(message, hint string) string {
@@ -169,7 +172,10 @@ func violationText(v Violation) string {
 	if obj := v.Object.String(); obj != "" {
 		about = append(about, obj)
 	}
-	if v.App != "" {
+	switch {
+	case len(v.Apps) > 1:
+		about = append(about, "in apps "+v.AppsLabel())
+	case v.App != "":
 		about = append(about, "in app "+v.App)
 	}
 	ctx := strings.Join(about, " ")
@@ -195,6 +201,14 @@ func changeText(c Change) string {
 		lines = append(lines, fieldText(c.Type, f))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// withApps is a problem's message after the apps it fails: "apps a, b and c: …".
+func withApps(p Problem) string {
+	if len(p.Apps) > 1 {
+		return "apps " + p.AppsLabel() + ": " + p.Message
+	}
+	return withApp(p.Message, p.App)
 }
 
 func withApp(message, app string) string {

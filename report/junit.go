@@ -169,7 +169,10 @@ func junitDetail(v Violation) string {
 		head += " at " + loc
 	}
 	var tags []string
-	if v.App != "" {
+	switch {
+	case len(v.Apps) > 1:
+		tags = append(tags, "apps "+v.AppsLabel())
+	case v.App != "":
 		tags = append(tags, "app "+v.App)
 	}
 	if v.Status != "" {
@@ -212,7 +215,7 @@ func (j *junitBuilder) addProblem(p Problem) {
 		c.Skipped = &junitOutcome{Message: "the base revision could not be read or rendered: " + p.Message}
 		return
 	}
-	text := withApp(p.Message, p.App)
+	text := withApps(p)
 	if c.Error != nil {
 		// Two problems at one place: keep both.
 		text = c.Error.Text + "\n" + text
@@ -284,6 +287,9 @@ func (j *junitBuilder) properties() []junitProperty {
 	props := []junitProperty{{Name: "revision", Value: j.r.Revision.String()}}
 	if j.r.Base != nil {
 		props = append(props, junitProperty{Name: "base", Value: j.r.Base.String()})
+	}
+	if lib := libraryLine(j.r); lib != "" {
+		props = append(props, junitProperty{Name: "libraryRoots", Value: lib})
 	}
 	return props
 }

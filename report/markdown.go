@@ -79,6 +79,9 @@ func (m *mdWriter) heading(r *Report) {
 		m.printf(" · only new errors fail the check")
 	}
 	m.printf("\n")
+	if lib := libraryLine(r); lib != "" {
+		m.printf("\n%s\n", mdText(lib))
+	}
 }
 
 // mainViolations is the table a reviewer reads first: with a base, the new violations;
@@ -152,7 +155,7 @@ func (m *mdWriter) violationTable(vs []Violation, waiver bool) {
 			icon = "⚠️"
 		}
 		m.printf("| %s | %s | %s | %s | %s | %s |", icon, mdCode(v.Rule), mdCode(v.Object.String()),
-			mdCode(v.App), m.link(v.File, v.Line), mdText(truncate(v.Message, maxCellMessage)))
+			mdCode(v.AppsLabel()), m.link(v.File, v.Line), mdText(truncate(v.Message, maxCellMessage)))
 		if waiver {
 			m.printf(" %s |", mdText(strings.TrimPrefix(waiverText(v.Waiver), "waived: ")))
 		}
@@ -185,7 +188,7 @@ func (m *mdWriter) problems(r *Report) {
 			if p.Hint != "" {
 				msg += "<br>hint: " + mdText(truncate(p.Hint, maxCellMessage))
 			}
-			m.printf("| %s | %s | %s |\n", m.link(p.File, p.Line), mdCode(p.App), msg)
+			m.printf("| %s | %s | %s |\n", m.link(p.File, p.Line), mdCode(p.AppsLabel()), msg)
 		}
 	}
 	if len(r.Problems) <= collapseProblemsOver {

@@ -116,6 +116,8 @@ type Summary struct {
 	Problems       int `json:"problems"`
 	RenderWarnings int `json:"renderWarnings"`
 	NotChecked     int `json:"notChecked"`
+	// LibraryRoots counts the apps that are library roots (App.Library).
+	LibraryRoots int `json:"libraryRoots,omitempty"`
 }
 
 // Result is the verdict of a check.
@@ -140,10 +142,15 @@ type App struct {
 	// ClusterScope is true for the cluster-scope app of its cluster.
 	ClusterScope bool `json:"clusterScope,omitempty"`
 	// ClusterFrom says how the cluster was decided: config (olmsync.yaml), application
-	// (an Argo CD Application's destination), path (a path convention) or unknown (the
-	// app's objects are compared only with each other by the rules that look for
-	// conflicts).
+	// (an Argo CD Application's destination, or an ApplicationSet's), flux (Flux's
+	// clusters/<name>/ layout), path (a path convention), unknown (the app's objects are
+	// compared only with each other by the rules that look for conflicts) or none (a
+	// library root).
 	ClusterFrom string `json:"clusterFrom,omitempty"`
+	// Library is true for a library root: a kustomization root no entry point of the
+	// repository deploys (a catalog entry, a base for other repositories), checked on its
+	// own without the placement rules.
+	Library bool `json:"library,omitempty"`
 	// Error is why the app could not be rendered; absent when it rendered.
 	Error *AppError `json:"error,omitempty"`
 }
@@ -209,8 +216,13 @@ type Violation struct {
 	Severity Severity `json:"severity"`
 	Message  string   `json:"message"`
 	// App is the app that holds the object; Cluster the app's cluster (empty: default).
+	// When several apps render the object (a base two overlays include), the violation
+	// is reported once: App and Cluster are the first of them, Apps lists them all.
 	App     string `json:"app"`
 	Cluster string `json:"cluster,omitempty"`
+	// Apps are every app, with its cluster, that renders the object, when there are
+	// several; absent when App is the only one.
+	Apps []AppRef `json:"apps,omitempty"`
 	// File is relative to the repository root, slash-separated; Line is the line the
 	// object's document starts on (1-based; 0 when unknown).
 	File   string    `json:"file"`
@@ -221,6 +233,9 @@ type Violation struct {
 	Waiver *Waiver `json:"waiver,omitempty"`
 	// Status is new or pre-existing when the check had a base; empty without one.
 	Status Status `json:"status,omitempty"`
+	// Digest is what the object is made of, for telling a moved object from a new one
+	// (MarkAgainstBase); not part of the document.
+	Digest ObjectDigest `json:"-"`
 }
 
 // Waiver records why a violation is accepted.
@@ -329,9 +344,12 @@ type FieldChange struct {
 
 // Problem is an input that could not be read or rendered.
 type Problem struct {
-	App  string `json:"app,omitempty"`
-	File string `json:"file,omitempty"`
-	Line int    `json:"line,omitempty"`
+	// App is the app that could not be rendered; when the same cause fails several
+	// apps (a base they all include), App is the first and Apps lists them all.
+	App  string   `json:"app,omitempty"`
+	Apps []string `json:"apps,omitempty"`
+	File string   `json:"file,omitempty"`
+	Line int      `json:"line,omitempty"`
 	// Message is the whole error, naming the object where one is known.
 	Message string `json:"message"`
 	// Base is true for a problem met while rendering the base revision; it does not

@@ -154,6 +154,13 @@ func toSARIFResult(v Violation, occurrence int, loc locator) sarifResult {
 	if v.App != "" {
 		props["app"] = v.App
 	}
+	if len(v.Apps) > 1 {
+		apps := make([]string, len(v.Apps))
+		for i, a := range v.Apps {
+			apps[i] = a.String()
+		}
+		props["apps"] = apps
+	}
 	if v.Cluster != "" {
 		props["cluster"] = v.Cluster
 	}
@@ -260,7 +267,7 @@ func addSARIFInvocation(run *sarif.Run, r *Report, dropped int, loc locator) {
 		if p.Base {
 			level = "warning"
 		}
-		notify(level, withApp(p.Message, p.App), p.File, p.Line)
+		notify(level, withApps(p), p.File, p.Line)
 	}
 	for _, w := range r.Warnings {
 		notify("warning", w.Message, w.File, w.Line)
@@ -271,6 +278,9 @@ func addSARIFInvocation(run *sarif.Run, r *Report, dropped int, loc locator) {
 		if lines := bringsLines(sp.Brings); len(lines) > 0 {
 			notify("note", "Subscription "+sp.ID()+" brings "+sp.Brings.CSV+":\n"+strings.Join(lines, "\n"), sp.File, sp.Line)
 		}
+	}
+	if lib := libraryLine(r); lib != "" {
+		notify("note", lib, "", 0)
 	}
 	if dropped > 0 {
 		notify("warning", fmt.Sprintf("%d results left out: GitHub code scanning accepts at most %d per run; the JSON report has them all",

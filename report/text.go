@@ -142,8 +142,13 @@ func (t *textWriter) violation(v Violation, width int) {
 		sev = t.style(ansiYellow, sev)
 	}
 	var tags []string
-	if t.by != GroupByApp && v.App != "" {
+	switch {
+	case t.by != GroupByApp && len(v.Apps) > 1:
+		tags = append(tags, "apps "+plain(v.AppsLabel()))
+	case t.by != GroupByApp && v.App != "":
 		tags = append(tags, "app "+plain(v.App))
+	case len(v.Apps) > 1:
+		tags = append(tags, fmt.Sprintf("and %d more apps", len(v.Apps)-1))
 	}
 	switch v.Status {
 	case StatusNew:
@@ -186,7 +191,10 @@ func (t *textWriter) problems(r *Report) {
 	t.print("\n" + t.style(ansiBold, "Problems: input that could not be read or rendered") + "\n")
 	for _, p := range r.Problems {
 		var tags []string
-		if p.App != "" {
+		switch {
+		case len(p.Apps) > 1:
+			tags = append(tags, "apps "+p.AppsLabel())
+		case p.App != "":
 			tags = append(tags, "app "+p.App)
 		}
 		if p.Base {
@@ -273,6 +281,9 @@ func (t *textWriter) summary(r *Report) {
 		code = ansiRed + ansiBold
 	case ResultIncomplete:
 		code = ansiRed
+	}
+	if lib := libraryLine(r); lib != "" {
+		t.print("\n" + plain(lib) + "\n")
 	}
 	line := t.style(code, verdict(r)) + " — " + strings.Join(summaryParts(r), ", ")
 	if r.Summary.FailOn == FailOnNew && r.Base != nil {

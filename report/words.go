@@ -104,6 +104,28 @@ func verdict(r *Report) string {
 }
 
 // checkedWhat is the first line of a report for people.
+// LibraryHint says how to tell olmsync where library roots are deployed (render's
+// LibraryHint, which the report cannot import).
+const LibraryHint = "if another repository deploys them, list them in olmsync.yaml (apps:, with their clusters), or set discovery.uncoveredRoots: apps"
+
+// libraryLine is the one line every format gives library roots: how many, what was done
+// with them, and how to say where they are deployed. "" without any.
+func libraryLine(r *Report) string {
+	n := r.Summary.LibraryRoots
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: no Argo CD Application or ApplicationSet and no Flux Kustomization of this repository deploys %s, so %s checked on %s own, without the placement rules; %s",
+		plural(n, "library root", "library roots"), pick(n, "it", "them"), pick(n, "it was", "they were"), pick(n, "its", "their"), LibraryHint)
+}
+
+func pick(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 func checkedWhat(r *Report) string {
 	var b strings.Builder
 	b.WriteString("olmsync check of ")
@@ -115,6 +137,9 @@ func checkedWhat(r *Report) string {
 	if r.Summary.Apps > 0 {
 		b.WriteString(": ")
 		b.WriteString(plural(r.Summary.Apps, "app", "apps"))
+		if n := r.Summary.LibraryRoots; n > 0 {
+			fmt.Fprintf(&b, " (%d of them library roots)", n)
+		}
 	}
 	return b.String()
 }

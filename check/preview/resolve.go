@@ -50,7 +50,11 @@ type run struct {
 // Subscription, judges every CSV the namespaces would run against the OperatorGroups, and
 // reports it.
 func (s *Stage) previewCluster(ctx context.Context, tree *sources.Tree, in *policy.Input, specs []CatalogSpec, loaded []*loadedCatalog) *clusterPreview {
-	v := newView(in, s.stateFor(in.Cluster))
+	var state *ClusterState
+	if !in.Library {
+		state = s.stateFor(in.Cluster)
+	}
+	v := newView(in, state)
 	marketplace := cmp.Or(in.Config.MarketplaceNamespace, render.DefaultMarketplaceNamespace)
 	cats := make([]resolve.Catalog, 0, len(specs))
 	contents := map[resolve.CatalogKey]*catalog.Catalog{}
@@ -62,7 +66,7 @@ func (s *Stage) previewCluster(ctx context.Context, tree *sources.Tree, in *poli
 		})
 		contents[resolve.CatalogKey{Name: spec.Name, Namespace: ns}] = loaded[i].content
 	}
-	if s.opts.Base != nil {
+	if s.opts.Base != nil && !in.Library {
 		assumeBase(v, s.opts.Base.runsOf(in.Cluster))
 	}
 	v.warnUnknownCatalogs(contents, marketplace)
@@ -75,7 +79,7 @@ func (s *Stage) previewCluster(ctx context.Context, tree *sources.Tree, in *poli
 	p.report(v, results, contents, outcomes, ends)
 	p.reportGroups(v, settled)
 	p.recordRuns(v, results, contents, ends)
-	if s.opts.Base != nil {
+	if s.opts.Base != nil && !in.Library {
 		p.describeChanges(s.opts.Base.runsOf(in.Cluster))
 	}
 	s.previewExtensions(ctx, tree, v, p, specs, loaded)

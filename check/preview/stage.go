@@ -3,12 +3,14 @@ package preview
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/olmsync/olmsync/check"
 	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/olm/resolve"
+	"github.com/olmsync/olmsync/policy"
 )
 
 // Options configure the preview.
@@ -75,6 +77,15 @@ func (s *Stage) Run(ctx context.Context, res *check.Result) (check.Section, erro
 	for i := range res.Inputs {
 		in := &res.Inputs[i]
 		c := s.previewCluster(ctx, res.Tree, in, specs, loaded)
+		if in.Library {
+			// A library root runs on no cluster: only what OLM would refuse wherever it
+			// is deployed is said of it (a package or channel the catalogs do not have),
+			// and its Subscriptions are not previewed as a cluster's.
+			c.violations = slices.DeleteFunc(c.violations, func(v policy.Violation) bool { return !libraryRules[v.Rule] })
+			res.Violations = append(res.Violations, c.violations...)
+			res.Problems = append(res.Problems, c.problems...)
+			continue
+		}
 		sec.clusters = append(sec.clusters, c)
 		res.Violations = append(res.Violations, c.violations...)
 		res.Problems = append(res.Problems, c.problems...)
@@ -86,6 +97,10 @@ func (s *Stage) Run(ctx context.Context, res *check.Result) (check.Section, erro
 	res.Rules = addRules(res.Rules)
 	return sec, nil
 }
+
+// libraryRules are the preview's rules whose verdict holds wherever a library root is
+// deployed: OLM cannot resolve the Subscription from the catalogs at all.
+var libraryRules = map[string]bool{RuleResolutionFailed: true}
 
 // stateFor is the cluster's snapshot, or nil for an empty cluster.
 func (s *Stage) stateFor(cluster string) *ClusterState {

@@ -194,7 +194,7 @@ func TestApps(t *testing.T) {
 	}
 	for _, want := range []string{
 		"2 apps in 1 clusters, found as kustomization roots",
-		"  cluster-scope\n      path:      cluster-scope\n      cluster-scope app: its path has a \"cluster-scope\" segment\n      cluster:   unknown: no Argo CD Application deploys it",
+		"  cluster-scope\n      path:      cluster-scope\n      cluster-scope app: its path has a \"cluster-scope\" segment\n      cluster:   unknown: no entry point deploys it",
 		"      found:     cluster-scope/kustomization.yaml: kustomization root",
 		"  team-a\n      path:      team-a\n      individual app",
 	} {

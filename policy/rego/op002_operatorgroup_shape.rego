@@ -11,6 +11,7 @@
 # custom:
 #   id: OP002
 #   severity: error
+#   library: true
 #   kinds: [OperatorGroup]
 #   adr: >-
 #     we enforce and support only these options for target namespace specification in

@@ -11,6 +11,7 @@
 # custom:
 #   id: OP004
 #   severity: error
+#   library: true
 #   kinds: [OperatorGroup]
 #   adr: >-
 #     This resource is a singleton in namespace context. There can’t be multiple instances

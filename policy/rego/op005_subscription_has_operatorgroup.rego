@@ -10,6 +10,7 @@
 # custom:
 #   id: OP005
 #   severity: error
+#   library: true
 #   kinds: [Subscription]
 #   adr: >-
 #     The Subscription resource manifest is expected to be deployed to the same namespace
@@ -32,6 +33,12 @@ message(entry, ns) := msg if {
 	msg := sprintf(
 		"%s has no namespace, so it has no OperatorGroup; set metadata.namespace or the app's destination namespace",
 		[lib.display(entry)],
+	)
+} else := msg if {
+	input.library == true
+	msg := sprintf(
+		"%s has no OperatorGroup in its namespace %q in this library root; declare one beside it, or list the group the clusters already have in olmsync.yaml",
+		[lib.display(entry), ns],
 	)
 } else := sprintf(
 	"%s has no OperatorGroup in its namespace %q; declare one in the cluster-scope app, or list the group the cluster already has in olmsync.yaml",

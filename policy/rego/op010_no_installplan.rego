@@ -7,6 +7,7 @@
 # custom:
 #   id: OP010
 #   severity: error
+#   library: true
 #   kinds: [InstallPlan]
 #   adr: >-
 #     Operators are not expected to deploy a custom Install plan. We expect every plan to

@@ -13,6 +13,7 @@
 # custom:
 #   id: OP014
 #   severity: error
+#   library: true
 #   kinds: [Subscription]
 #   olm: >-
 #     Visible catalogs for the namespace = CatalogSources in the Subscription's namespace +

@@ -10,6 +10,7 @@
 # custom:
 #   id: OP015
 #   severity: error
+#   library: true
 #   kinds: [Subscription]
 package olmsync.rules.op015
 

@@ -53,6 +53,8 @@ type Build struct {
 func BuildRevision(ctx context.Context, tree *sources.Tree, obj *olmsyncv1alpha1.Sync, opts check.Options, pb *render.PostBuild) (*Build, error) {
 	opts.RuleFolders = append(slices.Clone(opts.RuleFolders), ruleFolders(obj)...)
 	opts.Render.PostBuild = pb
+	opts.Render.Switches = render.SyncSwitches
+	opts.Deployer, opts.Cluster = fmt.Sprintf("Sync %s/%s", obj.Namespace, obj.Name), obj.Spec.Cluster
 	res, err := check.Run(ctx, tree, opts)
 	if err != nil {
 		return nil, err
@@ -72,9 +74,10 @@ func ruleFolders(obj *olmsyncv1alpha1.Sync) []string {
 // names, when it names any), the problems and findings that concern them, and in enforce
 // mode the objects an unwaived error gates.
 //
-// What is deployed is what the repository says is deployed: in a repository whose Argo CD
-// Applications name its apps, a kustomization root no Application covers is checked (the
-// check covers everything) but not applied, as Argo CD would not apply it.
+// What is deployed is what the repository says is deployed: in a repository whose entry
+// points (Argo CD Applications and ApplicationSets, Flux Kustomizations) name its apps, a
+// kustomization root none of them covers is a library root, checked (the check covers
+// everything) but not applied, as Argo CD or Flux would not apply it.
 func Select(res *check.Result, obj *olmsyncv1alpha1.Sync) *Build {
 	b := &Build{Revision: res.Tree.Revision, Mode: obj.PolicyMode(), gated: map[string][]policy.Violation{}}
 	wanted := map[string]bool{}
@@ -84,7 +87,7 @@ func Select(res *check.Result, obj *olmsyncv1alpha1.Sync) *Build {
 	ids, names := map[string]bool{}, map[string]bool{}
 	if res.Render != nil {
 		for _, a := range res.Render.Apps {
-			if a.Cluster != obj.Spec.Cluster || (len(wanted) > 0 && !wanted[a.Name]) || !deployed(res.Render, &a.App) {
+			if a.Cluster != obj.Spec.Cluster || (len(wanted) > 0 && !wanted[a.Name]) || !a.Deployed() {
 				continue
 			}
 			b.Apps = append(b.Apps, a)
@@ -124,12 +127,6 @@ func Select(res *check.Result, obj *olmsyncv1alpha1.Sync) *Build {
 		}
 	}
 	return b
-}
-
-// deployed reports whether an app is one the repository deploys: any app, but for a
-// kustomization root that no Application covers in a repository that has Applications.
-func deployed(r *render.Result, a *render.App) bool {
-	return r.Method != render.MethodArgoCD || a.Found.Method != render.MethodKustomization
 }
 
 func clusterName(c string) string {
