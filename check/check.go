@@ -159,7 +159,7 @@ func Run(ctx context.Context, tree *sources.Tree, opts Options) (*Result, error)
 	if len(rendered.Apps) == 0 {
 		// A check of nothing must not pass: the folder is most likely the wrong one.
 		res.Problems = append(res.Problems, report.Problem{Message: fmt.Sprintf(
-			"found no apps in %s: no apps in %s, no Argo CD Application of this repository, no kustomization", tree.Source, render.ConfigFileName)})
+			"found no apps in %s: no apps in %s, no entry point of this repository (Argo CD Application or ApplicationSet, Flux Kustomization), no kustomization, and no manifest outside Helm charts (olmsync does not render a Helm chart by itself)", tree.Source, render.ConfigFileName)})
 	}
 	res.Inputs = Inputs(rendered)
 	setGlobalCatalogNamespaces(res.Inputs, opts.GlobalCatalogNamespaces)

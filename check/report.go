@@ -49,6 +49,7 @@ func Report(head, base *Result, opts ReportOptions) (*report.Report, error) {
 		failed := failedApps(head, base)
 		r.Changes = report.DiffObjects(manifests(base, failed), manifests(head, failed))
 		markProblems(r, head, base)
+		r.Warnings = append(r.Warnings, uncheckedChanges(head, base)...)
 		for _, p := range base.Problems {
 			p.Base = true
 			r.Problems = append(r.Problems, p)

@@ -1,12 +1,12 @@
 package render
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/base64"
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 )
 
 // An entry point is what a repository itself says it deploys, and where: an Argo CD
@@ -46,11 +46,16 @@ func readEntryDocs(r *repo, s *repoScan, problems *diagnostics) *entryDocs {
 		}
 		mf, err := r.manifestsIn(file)
 		if err != nil {
+			if data, rerr := r.readFile(file); rerr == nil && bytes.Contains(data, []byte("{{")) {
+				// A template (Helm's, or a generator's) that mentions Argo CD or Flux: not a
+				// manifest until something renders it, and nothing here does.
+				continue
+			}
 			problems.add(problemFromError(err, file))
 			continue
 		}
 		for _, doc := range mf.Docs {
-			group, _, _ := strings.Cut(doc.APIVersion, "/")
+			group := groupOf(doc.APIVersion)
 			d := entryDoc{file, doc}
 			switch {
 			case group == "argoproj.io" && doc.Kind == "Application":

@@ -264,8 +264,14 @@ func (pl *planner) manifestFiles(dir string, recurse bool) ([]string, error) {
 		rel := path.Join(dir, name)
 		switch {
 		case pl.r.isDir(rel):
-			// The repository read as one directory app leaves hidden folders (.github) out.
+			// The repository read as one directory app leaves hidden folders (.github) out,
+			// and Helm charts: their templates are Helm's to render.
 			hidden := pl.p.app.Lenient && strings.HasPrefix(name, ".")
+			if recurse && pl.p.app.Lenient && pl.r.isFile(path.Join(rel, "Chart.yaml")) {
+				pl.p.warnings = append(pl.p.warnings, Diagnostic{Reason: ReasonNotManifest, File: path.Join(rel, "Chart.yaml"), Apps: []string{pl.p.app.ID()},
+					Message: fmt.Sprintf("folder %s is a Helm chart: its templates are not manifests, and olmsync does not render Helm charts; not read", rel)})
+				continue
+			}
 			if recurse && name != ".git" && !hidden {
 				sub, err := pl.manifestFiles(rel, true)
 				if err != nil {

@@ -49,6 +49,15 @@ func TestRemoteBasesOffMakesNoNetworkCall(t *testing.T) {
 			if be.File != "app/kustomization.yaml" || be.Line != 3 || !strings.Contains(be.Error(), tt.ref) {
 				t.Errorf("error %v does not point at app/kustomization.yaml:3 and %s", be, tt.ref)
 			}
+			// The flag that turns them on, not the Go option (issue 29); a Sync's reconciler
+			// says it never does.
+			if !strings.Contains(be.Error(), "(enable them with --allow-remote-bases)") {
+				t.Errorf("error %v does not name --allow-remote-bases", be)
+			}
+			sync := appNamed(t, renderRepo(t, fsys, root, Options{Switches: SyncSwitches}), "app")
+			if !strings.Contains(sync.Err.Error(), "(a Sync never fetches them: vendor the base into the repository)") {
+				t.Errorf("a Sync's error %v does not say it never fetches them", sync.Err)
+			}
 			if n := hits.Load(); n != 0 {
 				t.Fatalf("the server got %d requests with remote bases off", n)
 			}
@@ -107,6 +116,7 @@ func TestExecPlugins(t *testing.T) {
 		wantErr     error
 		wantObjects []string
 		wantWarning string
+		wantHint    string
 	}{
 		{
 			name: "exec generator is skipped with a warning when exec plugins are off", field: "generators",
@@ -116,7 +126,10 @@ func TestExecPlugins(t *testing.T) {
 		{
 			name: "ksops generator is skipped with a warning naming it", field: "generators",
 			config: ksops, wantObjects: []string{"Namespace/ns"},
-			wantWarning: `generator ksops "secrets" (viaduct.ai/v1) needs an exec plugin`,
+			// In the CLI's words (issue 29: it said Options.EnableExecPlugins), with what
+			// to do about KSOPS in particular.
+			wantWarning: `generator ksops "secrets" (viaduct.ai/v1) needs an exec plugin (enable them with --enable-exec-plugins)`,
+			wantHint:    "KSOPS decrypts SOPS-encrypted Secrets",
 		},
 		{
 			name: "exec transformer is refused and not run", field: "transformers",
@@ -174,6 +187,9 @@ func TestExecPlugins(t *testing.T) {
 				if tt.wantWarning != "" && w.Reason == ReasonPluginSkipped && strings.Contains(w.Message, tt.wantWarning) &&
 					w.File == "app/plugin.yaml" && w.Line == 1 {
 					found = true
+					if !strings.Contains(w.Hint, tt.wantHint) || (tt.wantHint == "") != (w.Hint == "") {
+						t.Errorf("hint = %q, want one containing %q", w.Hint, tt.wantHint)
+					}
 				}
 			}
 			if found != (tt.wantWarning != "") {

@@ -19,8 +19,8 @@ import (
 //  3. the same object in the same file;
 //  4. the same object with the same content (Digest.Full): a folder moved or renamed, so
 //     that its apps and files have new names;
-//  5. an object of the same kind with the same content but its name (Digest.Nameless): a
-//     renamed object.
+//  5. an object of the same kind in the same namespace with the same content but its name
+//     (Digest.Nameless): a renamed object.
 //
 // Lines are never compared: they move when a file is edited above the object. Messages
 // need not match, since a message may quote a value the change touched. The API version is
@@ -66,7 +66,7 @@ var pairings = []func(h, b *Violation) bool{
 		return sameObject(h, b) && h.Digest.Full != "" && h.Digest.Full == b.Digest.Full
 	},
 	func(h, b *Violation) bool {
-		return h.Object.Group() == b.Object.Group() && h.Object.Kind == b.Object.Kind &&
+		return h.Object.Group() == b.Object.Group() && h.Object.Kind == b.Object.Kind && h.Object.Namespace == b.Object.Namespace &&
 			h.Digest.Nameless != "" && h.Digest.Nameless == b.Digest.Nameless
 	},
 }
@@ -98,7 +98,7 @@ func shareApp(h, b *Violation) bool {
 type ObjectDigest struct {
 	// Full is the digest of the object without what tools write into it.
 	Full string
-	// Nameless is Full without metadata.name and metadata.namespace.
+	// Nameless is Full without metadata.name.
 	Nameless string
 }
 
@@ -112,7 +112,7 @@ func DigestObject(obj map[string]any) ObjectDigest {
 	if meta, ok := clean["metadata"].(map[string]any); ok {
 		nameless := make(map[string]any, len(meta))
 		for k, v := range meta {
-			if k != "name" && k != "namespace" {
+			if k != "name" {
 				nameless[k] = v
 			}
 		}

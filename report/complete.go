@@ -207,6 +207,11 @@ func summarize(r *Report, failOn FailOn) Summary {
 			s.LibraryRoots++
 		}
 	}
+	for _, w := range r.Warnings {
+		if w.Unchecked {
+			s.UncheckedChanges++
+		}
+	}
 	for _, v := range r.Violations {
 		if v.Waived {
 			s.Waived++

@@ -74,6 +74,11 @@ func writeJUnit(w io.Writer, r *Report, opts Options) error {
 	for _, p := range r.Problems {
 		j.addProblem(p)
 	}
+	for _, w := range r.Warnings {
+		if w.Unchecked {
+			j.addUnchecked(w)
+		}
+	}
 	doc := j.document()
 	if suite := bringsSuite(r); suite != nil {
 		doc.Suites = append(doc.Suites, *suite)
@@ -197,6 +202,14 @@ func (j *junitBuilder) addPassed(o Object) {
 		k := junitKey{suite: j.suiteOf(o.App, rule.ID, o.File), rule: rule.ID, object: o.Object.identity()}
 		j.caseFor(k, caseName(rule.ID, o.Object, o.File), o.File, o.Line)
 	}
+}
+
+// addUnchecked is an unchecked change: a skipped test case, since nothing checked it.
+func (j *junitBuilder) addUnchecked(w Warning) {
+	name := "unchecked change: " + w.File
+	k := junitKey{suite: j.suiteOf("(unchecked changes)", "", w.File), object: name}
+	c := j.caseFor(k, name, w.File, w.Line)
+	c.Skipped = &junitOutcome{Message: withHint(w.Message, w.Hint)}
 }
 
 func (j *junitBuilder) addProblem(p Problem) {

@@ -118,6 +118,9 @@ type Summary struct {
 	NotChecked     int `json:"notChecked"`
 	// LibraryRoots counts the apps that are library roots (App.Library).
 	LibraryRoots int `json:"libraryRoots,omitempty"`
+	// UncheckedChanges counts the warnings that are unchecked changes (Warning.Unchecked);
+	// they are in RenderWarnings too.
+	UncheckedChanges int `json:"uncheckedChanges,omitempty"`
 }
 
 // Result is the verdict of a check.
@@ -373,6 +376,9 @@ type Warning struct {
 	Hint string `json:"hint,omitempty"`
 	// Apps are the apps whose rendering met the warning.
 	Apps []string `json:"apps,omitempty"`
+	// Unchecked marks an unchecked change: a file the change adds, modifies or removes
+	// that holds OLM objects no checked app renders at either revision (with a base).
+	Unchecked bool `json:"unchecked,omitempty"`
 }
 
 // Object is one checked object and where it came from.

@@ -59,8 +59,11 @@ func summaryParts(r *Report) []string {
 	if s.Unknown > 0 {
 		parts = append(parts, fmt.Sprintf("%d unknown (apps that no longer render)", s.Unknown))
 	}
-	if s.RenderWarnings > 0 {
-		parts = append(parts, plural(s.RenderWarnings, "render warning", "render warnings"))
+	if s.UncheckedChanges > 0 {
+		parts = append(parts, plural(s.UncheckedChanges, "unchecked change", "unchecked changes"))
+	}
+	if n := s.RenderWarnings - s.UncheckedChanges; n > 0 {
+		parts = append(parts, plural(n, "render warning", "render warnings"))
 	}
 	if r.Base != nil {
 		parts = append(parts, plural(s.Changes, "OLM change", "OLM changes"))

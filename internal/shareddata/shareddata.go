@@ -9,6 +9,7 @@ package shareddata
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -106,4 +107,28 @@ func HasExt(exts ...string) func(string) bool {
 		}
 		return false
 	}
+}
+
+// The GitOps repositories of data/corpora, as git bundles with their history.
+const (
+	// GitOpsCatalog is redhat-cop/gitops-catalog: about 300 operators, each a base and
+	// channel overlays, that other repositories include; no entry point of its own.
+	GitOpsCatalog = "redhat-cop-gitops-catalog"
+	// GitOpsCatalogHead is the commit the bundle's HEAD is at.
+	GitOpsCatalogHead = "7727f2425149abf9e061665c6d1268a70238c138"
+)
+
+// Corpus clones the corpus repository name (a bundle of data/corpora) into a new folder
+// of dir and returns its path: a real repository with its whole history, its remote
+// origin the bundle. Like Path, it skips the test (or fails it under CI) when the shared
+// data is missing.
+func Corpus(tb testing.TB, dir, name string) string {
+	tb.Helper()
+	bundle := Path(tb, filepath.Join("data", "corpora", name+".bundle"))
+	clone := filepath.Join(dir, name)
+	cmd := exec.Command("git", "clone", "--quiet", bundle, clone)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("clone %s: %v\n%s", bundle, err, out)
+	}
+	return clone
 }

@@ -11,6 +11,7 @@ import (
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/check"
 	"github.com/olmsync/olmsync/internal/gittest"
+	"github.com/olmsync/olmsync/render"
 	"github.com/olmsync/olmsync/sources"
 )
 
@@ -190,7 +191,8 @@ func TestBuildMessages(t *testing.T) {
 }
 
 // TestSelectLeavesUncoveredRootsOut: in a repository whose Argo CD Applications name what
-// is deployed, a kustomization root no Application covers is checked but not applied.
+// is deployed, a kustomization root no Application covers is checked (a library root, on no
+// cluster) but not applied.
 func TestSelectLeavesUncoveredRootsOut(t *testing.T) {
 	res := checked(t, map[string]string{
 		"argocd/team-a.yaml": `apiVersion: argoproj.io/v1alpha1
@@ -209,7 +211,7 @@ spec:
 	for _, a := range res.Render.Apps {
 		checkedApps = append(checkedApps, a.Cluster+"/"+a.Name)
 	}
-	if diff := cmp.Diff([]string{"alpha/team-a", "alpha/team-b/overlays/alpha"}, checkedApps); diff != "" {
+	if diff := cmp.Diff([]string{"alpha/team-a", "/team-b/overlays/alpha"}, checkedApps); diff != "" {
 		t.Fatalf("checked apps (-want +got):\n%s", diff)
 	}
 	b := Select(res, syncOf("alpha", olmsyncv1alpha1.PolicyModeEnforce))
@@ -255,5 +257,40 @@ func TestIncompleteReason(t *testing.T) {
 				t.Errorf("reason %q, want %q (problems %+v)", got, tt.want, b.Problems)
 			}
 		})
+	}
+}
+
+// TestBuildDeploysRootsWithoutEntryPoints: a repository with no entry point of its own
+// (no Argo CD Application, ApplicationSet or Flux Kustomization) is library roots to
+// `olmsync check`, but a Sync deploys it: its roots are apps, and the cluster the Sync
+// names is one the path conventions may find (overlays/alpha is cluster alpha).
+func TestBuildDeploysRootsWithoutEntryPoints(t *testing.T) {
+	dir := t.TempDir()
+	gittest.Write(t, dir, map[string]string{
+		"base/kustomization.yaml":           "resources: [cm.yaml]\n",
+		"base/cm.yaml":                      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: team-a}\n",
+		"overlays/alpha/kustomization.yaml": "resources: [../../base]\n",
+		"overlays/beta/kustomization.yaml":  "resources: [../../base]\n",
+	})
+	tree, err := sources.OpenWorkTree(dir, sources.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sync := syncOf("alpha", olmsyncv1alpha1.PolicyModeEnforce)
+	sync.Namespace, sync.Name = "olmsync-system", "fleet"
+	b, err := BuildRevision(t.Context(), tree, sync, check.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Complete() {
+		t.Fatalf("problems: %v", b.Problems)
+	}
+	if diff := cmp.Diff([]string{"overlays/alpha"}, appNames(b)); diff != "" {
+		t.Errorf("applied apps (-want +got):\n%s", diff)
+	}
+	for _, a := range b.Apps {
+		if a.Library || a.ClusterFrom != render.ClusterFromPath {
+			t.Errorf("app %s: library %t, cluster from %s; want an app placed by its path", a.Name, a.Library, a.ClusterFrom)
+		}
 	}
 }
