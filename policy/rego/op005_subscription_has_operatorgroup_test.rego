@@ -52,3 +52,12 @@ test_subscription_without_namespace_is_denied if {
 		"object": f.ref("team-a", bare, ""),
 	}} with input as f.cluster([f.app("team-a", "", [f.entry_in(bare, "")])])
 }
+
+# In a library root's input (issue 29), the group belongs beside the Subscription: nothing
+# says there is a cluster-scope app.
+test_library_root_subscription_without_group_says_beside_it if {
+	op005.deny == {{
+		"msg": `Subscription "team-a/etcd" has no OperatorGroup in its namespace "team-a" in this library root; declare one beside it, or list the group the clusters already have in olmsync.yaml`,
+		"object": f.ref("team-a", sub, "team-a"),
+	}} with input as object.union(f.cluster([f.app("team-a", "team-a", [f.entry(sub)])]), {"library": true})
+}
