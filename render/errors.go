@@ -39,6 +39,10 @@ var (
 	ErrKustomize = errors.New("kustomize build failed")
 )
 
+// ErrOverBudget is an app whose build would take the render past its node budget
+// (Options.NodeBudget): more YAML than the memory limit allows, aliases expanded.
+var ErrOverBudget = errors.New("over the render's YAML budget")
+
 // BuildError is why one app could not be rendered. The other apps are unaffected.
 type BuildError struct {
 	// App is the app's name.

@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -135,5 +136,58 @@ func TestHostileApplicationIsAProblem(t *testing.T) {
 	}
 	if len(d.Apps) != 1 || d.Apps[0].Name != "good" {
 		t.Errorf("apps = %+v, want the good Application's", d.Apps)
+	}
+}
+
+// TestNodeBudget: the apps of a render read at most Options.NodeBudget YAML nodes
+// together, aliases expanded (issue 30: sixteen files of 8 KB, each an anchor of 4,000
+// scalars and 95 aliases, took a check past 1 GB and the runtime died). In app order, an
+// app whose build would cross it is not built and fails, naming its heaviest file; the
+// apps that fit are built.
+func TestNodeBudget(t *testing.T) {
+	amplified := func(name string) string {
+		var b strings.Builder
+		b.WriteString("apiVersion: example.com/v1\nkind: Thing\nmetadata:\n  name: " + name + "\nspec:\n  a: &a [")
+		for i := range 400 {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, "%s%d", name, i)
+		}
+		b.WriteString("]\n")
+		for i := range 20 {
+			fmt.Fprintf(&b, "  b%d: *a\n", i)
+		}
+		return b.String()
+	}
+	repo := files{}
+	for _, app := range []string{"a", "b", "c"} {
+		repo[app+"/kustomization.yaml"] = "resources: [small.yaml, big.yaml]\n"
+		repo[app+"/small.yaml"] = nsYAML
+		repo[app+"/big.yaml"] = amplified(app)
+	}
+	fsys, root := memRepo(t, repo)
+	// Each app reads about 8,450 nodes (21 copies of the 402-node sequence): two fit.
+	res := renderRepo(t, fsys, root, Options{NodeBudget: 20000, NodeBudgetFrom: "the test's budget"})
+	for _, name := range []string{"a", "b"} {
+		if app := appNamed(t, res, name); app.Err != nil || len(app.Objects) != 2 {
+			t.Errorf("app %s: err %v, %d objects; want it built", name, app.Err, len(app.Objects))
+		}
+	}
+	c := appNamed(t, res, "c")
+	var be *BuildError
+	if !errors.As(c.Err, &be) || !errors.Is(c.Err, ErrOverBudget) || be.File != "c/big.yaml" {
+		t.Fatalf("app c: err %v, want ErrOverBudget naming c/big.yaml", c.Err)
+	}
+	for _, want := range []string{"the app's build reads 8", "the apps before it 1", "over the 20000 a render may read under the test's budget"} {
+		if !strings.Contains(c.Err.Error(), want) {
+			t.Errorf("error %q does not say %q", c.Err, want)
+		}
+	}
+	// Without a budget every app is built.
+	for _, a := range renderRepo(t, fsys, root, Options{}).Apps {
+		if a.Err != nil {
+			t.Errorf("app %s without a budget: %v", a.Name, a.Err)
+		}
 	}
 }

@@ -54,6 +54,19 @@ type plan struct {
 	// folders are the kustomization folders of the app's include graph (the app's own
 	// and every one it includes, transitively): with everything below them, its inputs.
 	folders map[string]bool
+	// nodes is how many YAML nodes the build reads, aliases expanded, and where the most
+	// of them are (heaviest): what the node budget counts (Options.NodeBudget).
+	nodes         int64
+	heaviest      string
+	heaviestNodes int64
+}
+
+// read counts a manifest file the build reads towards its nodes.
+func (p *plan) read(mf *manifestFile) {
+	p.nodes += mf.Nodes
+	if p.heaviest == "" || mf.Nodes > p.heaviestNodes {
+		p.heaviest, p.heaviestNodes = mf.File, mf.Nodes
+	}
 }
 
 // locatedError is an error at a place in a repository file.
@@ -158,6 +171,7 @@ func (pl *planner) planPlainFolder() error {
 			continue
 		}
 		pl.p.files = append(pl.p.files, f)
+		pl.p.read(mf)
 	}
 	return nil
 }
@@ -377,11 +391,13 @@ func (pl *planner) reference(k *kustomization, field string, i int, ref string) 
 	}
 	switch {
 	case field != "components" && pl.r.isFile(p):
-		if _, err := pl.r.manifestsIn(p); err != nil {
+		mf, err := pl.r.manifestsIn(p)
+		if err != nil {
 			return err
 		}
 		if !slices.Contains(pl.p.resourceFiles, p) {
 			pl.p.resourceFiles = append(pl.p.resourceFiles, p)
+			pl.p.read(mf)
 		}
 		return nil
 	case pl.r.isDir(p):

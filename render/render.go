@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
@@ -46,6 +47,27 @@ type Options struct {
 	// Switches say, in messages, how the user turns on what these options leave off;
 	// the zero value names `olmsync check`'s flags.
 	Switches Switches
+	// NodeBudget bounds the YAML nodes, aliases expanded, that the builds of one render
+	// read together (0: no bound): what kustomize builds of them is what a render holds,
+	// at up to NodeCost bytes a node. An app whose build would take the render past it is
+	// not built: it fails with ErrOverBudget, naming its heaviest file. NodeBudgetFrom
+	// says in messages where the budget comes from ("--memory-limit 2Gi").
+	NodeBudget     int64
+	NodeBudgetFrom string
+}
+
+// NodeCost is what one YAML node of a manifest costs a check at worst, in bytes, from
+// reading it to evaluating the rules over what it renders: a 2 MB resource of 990,000
+// scalars peaks at 1.2 GB. NodeBudgetFor turns a memory limit into a node budget with it.
+const NodeCost = 1300
+
+// NodeBudgetFor is the node budget of a render under a memory limit in bytes: the nodes
+// that fit in four fifths of it at NodeCost each (the rest for the process itself).
+func NodeBudgetFor(limit uint64) int64 {
+	if limit == 0 {
+		return 0
+	}
+	return int64(limit / 5 * 4 / NodeCost)
 }
 
 // Switches are the words for turning on what Options leave off, as the caller's user
@@ -201,6 +223,7 @@ func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	b.keepToBudget(res.Apps, plans)
 	// The builds read little of what planning read; they hold the rendered objects instead.
 	r.releaseTrees(plans, b.cacheable())
 
@@ -286,6 +309,29 @@ func (b *builder) buildAll(ctx context.Context, apps []*AppResult, plans []*plan
 		warnings[i] = append(p.warnings, lines...)
 	})
 	return warnings
+}
+
+// keepToBudget fails, in app order, every planned app whose build would take the render
+// past Options.NodeBudget, naming the heaviest file it reads; the apps that fit are built.
+func (b *builder) keepToBudget(apps []*AppResult, plans []*plan) {
+	budget := b.opts.NodeBudget
+	if budget <= 0 {
+		return
+	}
+	var used int64
+	for i, p := range plans {
+		if p == nil {
+			continue
+		}
+		if used+p.nodes <= budget {
+			used += p.nodes
+			continue
+		}
+		apps[i].Err = &BuildError{App: apps[i].ID(), File: p.heaviest, Err: fmt.Errorf(
+			"the app's build reads %d YAML nodes, aliases expanded (%d of them in this file), and the apps before it %d: over the %d a render may read under %s: %w",
+			p.nodes, p.heaviestNodes, used, budget, cmp.Or(b.opts.NodeBudgetFrom, "its memory limit"), ErrOverBudget)}
+		plans[i] = nil
+	}
 }
 
 // needsCapture: a build touches os.Stderr only for deprecated fields and plugins, and the

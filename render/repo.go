@@ -390,6 +390,9 @@ func unknownFieldLine(n *yaml.Node, msg string) int {
 type manifestFile struct {
 	File string
 	Docs []manifestDoc
+	// Nodes is how many YAML nodes the file expands to, aliases expanded: what a build
+	// that reads it builds (Options.NodeBudget).
+	Nodes int64
 	// roots are the documents as parsed, List documents whole. Nil, as every Docs' Node,
 	// once the file's trees were released (see repo.releaseTrees): trees is then the way
 	// to them.
@@ -410,7 +413,7 @@ type manifestDoc struct {
 // identities is the file without its trees: what tracing an object back to its document
 // reads.
 func (mf *manifestFile) identities() *manifestFile {
-	lean := &manifestFile{File: mf.File, Docs: slices.Clone(mf.Docs)}
+	lean := &manifestFile{File: mf.File, Docs: slices.Clone(mf.Docs), Nodes: mf.Nodes}
 	for i := range lean.Docs {
 		lean.Docs[i].Node = nil
 	}
@@ -529,11 +532,11 @@ func (r *repo) parseManifests(file string) (*manifestFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	docs, err := decodeDocs(file, raw)
+	docs, nodes, err := decodeCounted(file, raw)
 	if err != nil {
 		return nil, err
 	}
-	mf := &manifestFile{File: file}
+	mf := &manifestFile{File: file, Nodes: nodes}
 	for _, d := range docs {
 		mf.Docs = append(mf.Docs, indexDoc(d.Node)...)
 		mf.roots = append(mf.roots, d.Node)

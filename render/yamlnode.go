@@ -131,13 +131,27 @@ type yamlDoc struct {
 // comments, or nothing between two "---") are skipped, as kubectl and kustomize skip them.
 // A duplicate key anywhere in a document is an error naming its line.
 func decodeDocs(file string, data []byte) ([]yamlDoc, error) {
-	nodes, err := safeyaml.Documents(file, data)
+	docs, _, err := decodeCounted(file, data)
+	return docs, err
+}
+
+// decodeCounted is decodeDocs that also says how many nodes the file expands to, every
+// alias counted as the nodes it stands for: what kustomize builds of it (Options.NodeBudget).
+func decodeCounted(file string, data []byte) ([]yamlDoc, int64, error) {
+	r := safeyaml.NewReader(file, safeyaml.DefaultLimits)
+	nodes, err := r.Documents(data)
 	if err != nil {
 		if le, ok := limitError(err); ok {
-			return nil, le
+			return nil, 0, le
 		}
-		return nil, syntaxError(file, data, err)
+		return nil, 0, syntaxError(file, data, err)
 	}
+	docs, err := keptDocs(file, nodes)
+	return docs, r.Nodes(), err
+}
+
+// keptDocs are the documents of a file worth reading, each checked for duplicate keys.
+func keptDocs(file string, nodes []*yaml.Node) ([]yamlDoc, error) {
 	var docs []yamlDoc
 	for _, n := range nodes {
 		if len(n.Content) == 0 {

@@ -121,7 +121,7 @@ read, rendered or evaluated (the report still lists everything else that was che
 }
 
 func runCheck(cmd *cobra.Command, f *checkFlags, args []string) (err error) {
-	done, err := f.guardMemory(cmd)
+	ceiling, done, err := f.guardMemory(cmd)
 	if err != nil {
 		return err
 	}
@@ -144,6 +144,12 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) (err error) {
 	opts.Render.EnableContainerPlugins = f.enableContainerPlugins
 	opts.Render.EnableHelm = f.enableHelm
 	opts.Render.HelmCommand = f.helmCommand
+	// What the builds of one render may read, aliases expanded: a base and a head are
+	// held at once, so each gets half.
+	opts.Render.NodeBudget, opts.Render.NodeBudgetFrom = render.NodeBudgetFor(ceiling.Bytes), "the memory ceiling of "+ceiling.String()
+	if f.base != "" {
+		opts.Render.NodeBudget /= 2
+	}
 	if f.renderCache != "" {
 		c, err := render.NewDiskCache(f.renderCache, buildIdentity())
 		if err != nil {

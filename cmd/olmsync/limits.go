@@ -38,26 +38,28 @@ func (f *limitFlags) registerMemory(fl *pflag.FlagSet) {
 		`the memory the check may use (a Kubernetes quantity: 512Mi, 2Gi; "0" for no limit): near it the collector works harder, and past 90% of it the check stops, naming the rule it was evaluating`)
 }
 
-// guardMemory puts the command under --memory-limit: the runtime's soft limit, and a
-// watch that cancels the command's context, with the ceiling as its cause, when the heap
-// passes 90% of it. The returned function stops the watch and says, on an error that the
-// ceiling caused, what stopped the check.
-func (f *limitFlags) guardMemory(cmd *cobra.Command) (done func(error) error, err error) {
+// guardMemory puts the command under its memory ceiling — --memory-limit, or what the
+// process's address-space or cgroup limit leaves when that is less (memguard.Effective) —:
+// the runtime's soft limit, and a watch that cancels the command's context, with the
+// ceiling as its cause, when the heap passes 90% of it. The returned function stops the
+// watch and says, on an error that the ceiling caused, what stopped the check.
+func (f *limitFlags) guardMemory(cmd *cobra.Command) (ceiling memguard.Ceiling, done func(error) error, err error) {
 	limit, err := parseMemoryLimit(f.memoryLimit)
 	if err != nil {
-		return nil, err
+		return ceiling, nil, err
 	}
+	ceiling = memguard.Effective(limit, "--memory-limit "+memguard.Bytes(limit))
 	ctx, cancel := context.WithCancelCause(cmd.Context())
 	cmd.SetContext(ctx)
-	stop := memguard.Watch(limit, func(e *memguard.ExceededError) { cancel(e) })
-	return func(err error) error {
+	stop := memguard.Watch(ceiling.Bytes, func(e *memguard.ExceededError) { cancel(e) })
+	return ceiling, func(err error) error {
 		stop()
 		defer cancel(nil)
 		var exceeded *memguard.ExceededError
 		if err == nil || !errors.As(context.Cause(ctx), &exceeded) || errors.As(err, &exceeded) {
 			return err
 		}
-		return fmt.Errorf("%w (stopped: %w; raise --memory-limit)", err, exceeded)
+		return fmt.Errorf("%w (stopped: %w, set by %s; raise it)", err, exceeded, ceiling.From)
 	}, nil
 }
 

@@ -122,6 +122,10 @@ func (r *Reader) Check(data []byte) error {
 	return nil
 }
 
+// Nodes is how many nodes the reader has counted so far, every alias as the nodes it
+// expands to: what a reader that expands aliases (kustomize's kyaml) builds of the file.
+func (r *Reader) Nodes() int64 { return r.nodes }
+
 // Check reads data as one whole file under the default limits (see Reader.Check).
 func Check(file string, data []byte) error {
 	return NewReader(file, DefaultLimits).Check(data)
