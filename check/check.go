@@ -54,6 +54,9 @@ type Options struct {
 	// policy.DefaultTimeout. A user's rule that runs past it is a problem naming the rule
 	// and its file (`--policy-timeout`).
 	PolicyTimeout time.Duration
+	// PolicySandbox, when set, evaluates the users' rules in a child process whose memory
+	// is bounded (policy.Sandbox): a rule that exhausts memory stops it, not the caller.
+	PolicySandbox *policy.Sandbox
 	// GlobalCatalogNamespaces are the global catalog namespaces of the clusters — whose
 	// CatalogSources every namespace sees — by cluster name, the entry "" for every cluster
 	// without one of its own (`--global-catalog-namespace`, or read from a live cluster).

@@ -85,6 +85,7 @@ func (ev *evaluation) engine(ctx context.Context, user []policy.PolicySource) (*
 		Waivers:  waivers(ev.cfg, render.ConfigFileName),
 		Now:      ev.opts.Now,
 		Timeout:  ev.opts.PolicyTimeout,
+		Sandbox:  ev.opts.PolicySandbox,
 		Cache:    ev.opts.PolicyCache,
 		Compiled: ev.opts.PolicyCompiled,
 	})

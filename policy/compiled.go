@@ -52,10 +52,13 @@ func NewCompileCache() *CompileCache {
 
 // compile returns the rules of user files with the built-in ones compiled: kept ones
 // when the sources are byte for byte those of a kept set, or of one being compiled.
-func (c *CompileCache) compile(ctx context.Context, user []regoFile) (*compiled, error) {
+func (c *CompileCache) compile(ctx context.Context, user []regoFile, sandboxed bool) (*compiled, error) {
 	key := sourceDigest(user)
+	if sandboxed {
+		key += "+sandboxed"
+	}
 	if c == nil {
-		return compile(ctx, key, user)
+		return compile(ctx, key, user, sandboxed)
 	}
 	c.mu.Lock()
 	if kept, ok := c.entries[key]; ok {
@@ -68,7 +71,7 @@ func (c *CompileCache) compile(ctx context.Context, user []regoFile) (*compiled,
 		if kept.err != nil {
 			// Its compilation failed (its context may have ended): this one compiles.
 			c.Misses.Add(1)
-			return compile(ctx, key, user)
+			return compile(ctx, key, user, sandboxed)
 		}
 		c.Hits.Add(1)
 		return kept.made, nil
@@ -83,7 +86,7 @@ func (c *CompileCache) compile(ctx context.Context, user []regoFile) (*compiled,
 	c.mu.Unlock()
 	c.Misses.Add(1)
 
-	mine.made, mine.err = compile(ctx, key, user)
+	mine.made, mine.err = compile(ctx, key, user, sandboxed)
 	close(mine.done)
 	if mine.err != nil {
 		c.mu.Lock()

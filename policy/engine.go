@@ -31,6 +31,9 @@ type Options struct {
 	// and of each package of users' rules on its own, so that a rule that runs past it is
 	// named. Zero means DefaultTimeout; a negative value, no deadline.
 	Timeout time.Duration
+	// Sandbox, when set, compiles and evaluates the users' rules in a child process
+	// whose memory is bounded (sandbox.go); nil evaluates them in this process.
+	Sandbox *Sandbox
 }
 
 // DefaultTimeout is the deadline of one evaluation when Options.Timeout is zero: the
@@ -42,7 +45,10 @@ const DefaultTimeout = 5 * time.Second
 // takes them compiled from a CompileCache), and is safe to use from several goroutines.
 type Engine struct {
 	*compiled
-	waivers []Waiver
+	// sandbox evaluates the users' rules, userFiles, when set.
+	sandbox   *Sandbox
+	userFiles []regoFile
+	waivers   []Waiver
 	now     func() time.Time
 	timeout time.Duration
 	// cache reuses findings, keyed with the compiled rules' fingerprint.
@@ -57,6 +63,8 @@ type ruleQuery struct {
 	bindings []binding
 	// rule is the user's package the query evaluates; nil for the built-in rules.
 	rule *Rule
+	// sandboxed: the package is evaluated in the sandbox, not by query.
+	sandboxed bool
 }
 
 // binding is one deny/warn rule of one package: the query binds its results to name.
@@ -81,7 +89,8 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		_, more := parseUserFiles(user) // a file that cannot be read does not hide another's errors
 		return nil, &PolicyError{Problems: append(problems, more...)}
 	}
-	c, err := opts.Compiled.compile(ctx, user)
+	sandboxed := opts.Sandbox != nil && len(user) > 0
+	c, err := opts.Compiled.compile(ctx, user, sandboxed)
 	if err != nil {
 		return nil, err
 	}
@@ -89,6 +98,9 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{compiled: c, waivers: slices.Clone(opts.Waivers), now: opts.Now, timeout: opts.Timeout, cache: opts.Cache}
+	if sandboxed {
+		e.sandbox, e.userFiles = opts.Sandbox, user
+	}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -99,8 +111,9 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 }
 
 // compile parses and compiles the built-in rules and user's, and prepares the queries;
-// fingerprint is the digest of their sources.
-func compile(ctx context.Context, fingerprint string, user []regoFile) (*compiled, error) {
+// fingerprint is the digest of their sources. sandboxed leaves the users' rules parsed
+// but not compiled: the sandbox compiles and evaluates them.
+func compile(ctx context.Context, fingerprint string, user []regoFile, sandboxed bool) (*compiled, error) {
 	builtin, problems := parseFiles(builtinFiles())
 	if len(problems) > 0 {
 		return nil, &PolicyError{Problems: problems}
@@ -111,7 +124,9 @@ func compile(ctx context.Context, fingerprint string, user []regoFile) (*compile
 	}
 	compiler := ast.NewCompiler().WithCapabilities(capabilities())
 	all := maps.Clone(builtin)
-	maps.Copy(all, users)
+	if !sandboxed {
+		maps.Copy(all, users)
+	}
 	if compiler.Compile(all); compiler.Failed() {
 		return nil, policyErrorFrom(compiler.Errors)
 	}
@@ -121,7 +136,7 @@ func compile(ctx context.Context, fingerprint string, user []regoFile) (*compile
 	}
 	c := &compiled{fingerprint: fingerprint, rules: append(catalogOf(pkgs), waiverRules...)}
 	slices.SortFunc(c.rules, func(a, b Rule) int { return strings.Compare(a.ID, b.ID) })
-	if err := c.prepare(ctx, compiler, pkgs); err != nil {
+	if err := c.prepare(ctx, compiler, pkgs, sandboxed); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -180,14 +195,14 @@ func idClashes(pkgs []rulePackage) []Problem {
 // per package of users' rules. Each rule is read as [x | x := data.<package>.<rule>]: a
 // rule that is undefined yields [] instead of making the whole query undefined and hiding
 // every other rule's results.
-func (c *compiled) prepare(ctx context.Context, compiler *ast.Compiler, pkgs []rulePackage) error {
+func (c *compiled) prepare(ctx context.Context, compiler *ast.Compiler, pkgs []rulePackage, sandboxed bool) error {
 	builtin := &ruleQuery{}
 	var user []*ruleQuery
 	for i := range pkgs {
 		pkg := &pkgs[i]
 		q := builtin
 		if pkg.rule.Custom {
-			q = &ruleQuery{rule: &pkg.rule}
+			q = &ruleQuery{rule: &pkg.rule, sandboxed: sandboxed}
 			user = append(user, q)
 		}
 		for _, name := range pkg.names {
@@ -201,6 +216,10 @@ func (c *compiled) prepare(ctx context.Context, compiler *ast.Compiler, pkgs []r
 	}
 	for _, q := range append([]*ruleQuery{builtin}, user...) {
 		if len(q.bindings) == 0 {
+			continue
+		}
+		if q.sandboxed {
+			c.queries = append(c.queries, *q)
 			continue
 		}
 		exprs := make([]string, len(q.bindings))
@@ -253,20 +272,63 @@ func (e *Engine) Evaluate(ctx context.Context, clusters ...Input) ([]Violation, 
 // sees two clusters.
 func (e *Engine) Findings(ctx context.Context, clusters ...Input) ([]Violation, error) {
 	seen := map[string]bool{}
-	var out []Violation
-	for _, in := range clusters {
+	completed := make([]Input, len(clusters))
+	raws := make([]map[string]any, len(clusters))
+	keys := make([]string, len(clusters))
+	for i, in := range clusters {
 		if seen[in.Key()] {
 			return nil, fmt.Errorf("%s is given twice: give each cluster once, with all of its apps", in.Name())
 		}
 		seen[in.Key()] = true
-		completed := in.Complete()
-		found, err := e.evaluateCluster(ctx, &completed)
-		if err != nil {
-			return nil, fmt.Errorf("evaluate %s: %w", in.Name(), err)
+		completed[i] = in.Complete()
+		raws[i] = completed[i].value()
+		keys[i] = e.findingsKey(raws[i])
+	}
+	sandboxed, err := e.sandboxFindings(ctx, raws, keys)
+	if err != nil {
+		return nil, err
+	}
+	var out []Violation
+	for i := range completed {
+		found, ok := e.cache.get(keys[i])
+		if !ok {
+			found, err = e.evaluateValue(ctx, &completed[i], raws[i], sandboxed[i])
+			if err != nil {
+				return nil, fmt.Errorf("evaluate %s: %w", completed[i].Name(), err)
+			}
+			e.cache.put(keys[i], found)
 		}
 		out = append(out, found...)
 	}
 	sortViolations(out)
+	return out, nil
+}
+
+// sandboxFindings evaluates the users' rules in the sandbox over the inputs whose
+// findings are not cached, all in one child process; nil results without a sandbox.
+func (e *Engine) sandboxFindings(ctx context.Context, raws []map[string]any, keys []string) ([]*sandboxResults, error) {
+	out := make([]*sandboxResults, len(raws))
+	if e.sandbox == nil {
+		return out, nil
+	}
+	var todo []int
+	var values []map[string]any
+	for i := range raws {
+		if _, ok := e.cache.get(keys[i]); !ok {
+			todo = append(todo, i)
+			values = append(values, raws[i])
+		}
+	}
+	if len(todo) == 0 {
+		return out, nil
+	}
+	results, err := e.evaluateInSandbox(ctx, values)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range todo {
+		out[i] = &results[j]
+	}
 	return out, nil
 }
 
@@ -291,22 +353,9 @@ func clusterName(name string) string {
 	return fmt.Sprintf("cluster %q", name)
 }
 
-// evaluateCluster runs every rule over one completed input.
-func (e *Engine) evaluateCluster(ctx context.Context, in *Input) ([]Violation, error) {
-	raw := in.value()
-	key := e.findingsKey(raw)
-	if found, ok := e.cache.get(key); ok {
-		return found, nil
-	}
-	found, err := e.evaluateValue(ctx, in, raw)
-	if err == nil {
-		e.cache.put(key, found)
-	}
-	return found, err
-}
-
-// evaluateValue runs every rule over one completed input, given as its value.
-func (e *Engine) evaluateValue(ctx context.Context, in *Input, raw map[string]any) ([]Violation, error) {
+// evaluateValue runs every rule over one completed input, given as its value; the users'
+// rules' results come from sandboxed when the sandbox evaluated them.
+func (e *Engine) evaluateValue(ctx context.Context, in *Input, raw map[string]any, sandboxed *sandboxResults) ([]Violation, error) {
 	value, err := ast.InterfaceToValue(raw)
 	if err != nil {
 		return nil, fmt.Errorf("build policy input: %w", err)
@@ -317,11 +366,20 @@ func (e *Engine) evaluateValue(ctx context.Context, in *Input, raw map[string]an
 	var problems []Problem
 	for i := range e.queries {
 		q := &e.queries[i]
+		if q.sandboxed {
+			if sandboxed != nil && sandboxed.bindings[q.rule.ID] != nil {
+				found, problems = q.results(sandboxed.bindings[q.rule.ID], c, in.Library, found, seen, problems)
+			}
+			continue
+		}
 		rs, err := e.eval(ctx, q, value)
 		if err != nil {
 			return nil, err
 		}
 		found, problems = q.results(rs[0].Bindings, c, in.Library, found, seen, problems)
+	}
+	if sandboxed != nil {
+		problems = append(problems, sandboxed.problems...)
 	}
 	if len(problems) > 0 {
 		return nil, &PolicyError{Problems: problems}

@@ -8,5 +8,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	ServeSandboxIfAsked()
 	os.Exit(testenv.Run(m))
 }

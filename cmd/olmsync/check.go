@@ -138,7 +138,11 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	opts := check.Options{RepoURLs: f.repoURLs, PolicyTimeout: f.policyTimeout}
+	opts := check.Options{RepoURLs: f.repoURLs, PolicyTimeout: f.policyTimeout,
+		// Users' rules run in a child process with half the ceiling (at least 256Mi; the
+		// sandbox's default without one): one that exhausts it is a problem naming it,
+		// not the end of the check.
+		PolicySandbox: &policy.Sandbox{MemoryLimit: sandboxMemory(ceiling)}}
 	opts.Render.AllowRemoteBases = f.allowRemoteBases
 	opts.Render.EnableExecPlugins = f.enableExecPlugins
 	opts.Render.EnableContainerPlugins = f.enableContainerPlugins

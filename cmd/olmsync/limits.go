@@ -70,3 +70,12 @@ func parseMemoryLimit(s string) (uint64, error) {
 	}
 	return uint64(q.Value()), nil
 }
+
+// sandboxMemory is what the users' rules of a check may use in their sandbox: half the
+// check's ceiling, at least 256 MiB, or the sandbox's default without a ceiling.
+func sandboxMemory(c memguard.Ceiling) uint64 {
+	if c.Bytes == 0 {
+		return 0
+	}
+	return max(c.Bytes/2, 256<<20)
+}

@@ -41,8 +41,8 @@ func TestCheckRefusesABillionLaughs(t *testing.T) {
 }
 
 // TestCheckPolicyLimits: a user's rule that loops is stopped by --policy-timeout, one
-// that allocates without end by --memory-limit; each is an error naming the rule and its
-// file, and the check exits 2.
+// that allocates without end by --memory-limit (its sandbox gets half: issue 30); each is
+// an error naming the rule and its file, and the check exits 2.
 func TestCheckPolicyLimits(t *testing.T) {
 	memtest.Ceiling(t, 3<<30)
 	dir := t.TempDir()
@@ -63,7 +63,7 @@ func TestCheckPolicyLimits(t *testing.T) {
 		// Without a deadline that stops it first: the rule allocates ~150 MB a second.
 		out, err := run(t, "check", dir, "--policy", hostileRules("loop"), "--memory-limit", "768Mi", "--policy-timeout", "5m")
 		wantExit(t, err, exitUsage)
-		for _, want := range []string{"loop.rego", "rule ACME666 (acme.loop) was stopped: the heap reached", "of the memory limit of 768Mi"} {
+		for _, want := range []string{"loop.rego", "rule ACME666 (acme.loop) stopped the policy sandbox: it used", "over its limit of 384Mi"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("output does not say %q:\n%s", want, out)
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/sources"
 )
 
@@ -32,6 +33,9 @@ const gracefulShutdown = "olmsync.dev/graceful-shutdown"
 const promptStop = time.Second
 
 func main() {
+	// A child this binary started to evaluate users' rules out of its way serves that
+	// and exits here.
+	policy.ServeSandboxIfAsked()
 	root := newRootCommand()
 	graceful := false
 	if cmd, _, err := root.Find(os.Args[1:]); err == nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/policy"
 )
 
 // runMainEnv makes the test binary run olmsync's main instead of the tests: the signal
@@ -12,6 +13,7 @@ import (
 const runMainEnv = "OLMSYNC_TEST_RUN_MAIN"
 
 func TestMain(m *testing.M) {
+	policy.ServeSandboxIfAsked() // the sandbox `check` starts for users' rules is this binary
 	if os.Getenv(runMainEnv) == "1" {
 		main()
 		os.Exit(0)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/olmsync/olmsync/check"
 	"github.com/olmsync/olmsync/internal/kube"
+	"github.com/olmsync/olmsync/internal/memguard"
 	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/reconcile"
@@ -26,6 +27,7 @@ import (
 	"github.com/olmsync/olmsync/reconcile/olm"
 	"github.com/olmsync/olmsync/reconcile/olm/installplan"
 	"github.com/olmsync/olmsync/reconcile/receiver"
+	"github.com/olmsync/olmsync/render"
 	"github.com/olmsync/olmsync/sources"
 )
 
@@ -125,6 +127,8 @@ branch; local sources are then allowed).`,
 	f.IntVar(&o.concurrent, "concurrent", 4, "how many Syncs are reconciled at once")
 	f.IntVar(&o.olmConcurrent, "olm-concurrent", olm.DefaultMaxConcurrentReconciles, "how many objects each controller of the embedded OLM (CSVs, InstallPlans, OperatorGroups; Subscriptions a namespace at a time) reconciles at once")
 	o.limits.registerTimeout(f)
+	f.StringVar(&o.limits.memoryLimit, "memory-limit", defaultMemoryLimit,
+		`the memory the Syncs' builds may use together (a Kubernetes quantity; "0": only the container's limit): each of the --concurrent builds may read the YAML a share of it holds, and a build past it fails (BuildFailed) instead of the process`)
 	o.jitter.BindFlags(f) // --interval-jitter-percentage, 5 by default, as Flux's controllers
 	// --zap-log-level (info, debug, or a number), --zap-encoder, --zap-devel, ...: the
 	// logging flags of every controller-runtime manager.
@@ -209,6 +213,10 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		// that every cluster has.
 		leaseNamespace = "kube-system"
 	}
+	buildChecks, err := o.buildChecks(cmd)
+	if err != nil {
+		return err
+	}
 	mgr, err := reconcile.NewManager(ctx, cfg, reconcile.Options{
 		OLM: mode,
 		OLMOptions: olm.Options{
@@ -235,7 +243,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 			AllowLocalSources:       o.allowLocalSources,
 			StrictSubstitute:        o.strictSubstitute,
 			MaxConcurrentReconciles: o.concurrent,
-			Check:                   check.Options{PolicyTimeout: o.limits.policyTimeout, GlobalCatalogNamespaces: o.catalogNamespaceForChecks(cmd)},
+			Check:                   buildChecks,
 		},
 	})
 	if err != nil {
@@ -353,4 +361,23 @@ func gitCacheDir(flag string) string {
 		return dir
 	}
 	return filepath.Join(os.TempDir(), "olmsync", "git")
+}
+
+// buildChecks are the options of every Sync's build: the policy deadline, the global
+// catalog namespace, and what bounds one repository's cost to the process — a share of the
+// memory ceiling's YAML budget for each concurrent build, users' rules in a sandbox — so
+// that one Sync's repository fails that Sync (BuildFailed) and not every Sync of the
+// process.
+func (o *runOptions) buildChecks(cmd *cobra.Command) (check.Options, error) {
+	limit, err := parseMemoryLimit(o.limits.memoryLimit)
+	if err != nil {
+		return check.Options{}, err
+	}
+	ceiling := memguard.Effective(limit, "--memory-limit "+memguard.Bytes(limit))
+	workers := max(o.concurrent, 1)
+	opts := check.Options{PolicyTimeout: o.limits.policyTimeout, GlobalCatalogNamespaces: o.catalogNamespaceForChecks(cmd),
+		PolicySandbox: &policy.Sandbox{}}
+	opts.Render.NodeBudget = render.NodeBudgetFor(ceiling.Bytes) / int64(workers)
+	opts.Render.NodeBudgetFrom = fmt.Sprintf("a %d-th share (--concurrent %d) of the memory ceiling of %s", workers, workers, ceiling)
+	return opts, nil
 }
