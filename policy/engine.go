@@ -49,8 +49,8 @@ type Engine struct {
 	sandbox   *Sandbox
 	userFiles []regoFile
 	waivers   []Waiver
-	now     func() time.Time
-	timeout time.Duration
+	now       func() time.Time
+	timeout   time.Duration
 	// cache reuses findings, keyed with the compiled rules' fingerprint.
 	cache *FindingsCache
 }
