@@ -11,6 +11,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/topdown"
 )
 
 // Options configure an Engine.
@@ -399,7 +400,18 @@ func (e *Engine) eval(ctx context.Context, q *ruleQuery, input ast.Value) (rego.
 			fmt.Errorf("%w of %s", ErrTimeout, e.timeout))
 		defer cancel()
 	}
-	rs, err := q.query.Eval(evalCtx, rego.EvalParsedInput(input))
+	// A built-in function that fails (yaml.unmarshal of a bomb, regex.match of a bad
+	// pattern) leaves its expression undefined, and the rule with it: a rule that never
+	// fires, unseen. Each such failure is a problem naming the rule's file and line.
+	var builtinErrs []topdown.Error
+	rs, err := q.query.Eval(evalCtx, rego.EvalParsedInput(input), rego.EvalBuiltinErrorList(&builtinErrs))
+	if err == nil && len(builtinErrs) > 0 {
+		pe := &PolicyError{}
+		for _, be := range builtinErrs {
+			pe.Problems = append(pe.Problems, problemAt(be.Location, "a built-in function failed, so the rule could not judge the input: "+be.Message))
+		}
+		return nil, pe
+	}
 	if err != nil {
 		cause := context.Cause(evalCtx)
 		if cause == nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {

@@ -3,9 +3,12 @@ package policy
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -70,5 +73,53 @@ func TestSandboxCompileErrors(t *testing.T) {
 	var pe *PolicyError
 	if !errors.As(err, &pe) || len(pe.Problems) == 0 || pe.Problems[0].File != "rules/broken.rego" || pe.Problems[0].Line != 4 {
 		t.Fatalf("err = %v, want a problem at rules/broken.rego:4", err)
+	}
+}
+
+// TestSandboxBoundsCompilation: a policy of 20,000 rules took 20 s to compile and no limit
+// covered it (issue 30). In the sandbox the compilation gets the policy timeout.
+func TestSandboxBoundsCompilation(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("package acme.many\n\n")
+	for i := range 20000 {
+		fmt.Fprintf(&b, "r%d contains x if { some x in input.apps; x.name == \"app-%d\" }\n", i, i)
+	}
+	b.WriteString("deny contains \"never\" if false\n")
+	many := PolicySource{Root: "rules", FS: fstest.MapFS{"many.rego": {Data: []byte(b.String())}}}
+	e := newEngine(t, Options{Policies: []PolicySource{many}, Sandbox: &Sandbox{}, Timeout: 200 * time.Millisecond})
+	_, err := e.Findings(context.Background(), cluster("cl1"))
+	if !errors.Is(err, ErrSandbox) || !strings.Contains(err.Error(), "compiling the rules took longer than the policy timeout of 200ms") {
+		t.Fatalf("err = %v, want the compilation stopped at the policy timeout", err)
+	}
+}
+
+// TestBuiltinErrorsAreProblems: a built-in function that fails — regex.match of a pattern
+// that does not compile, yaml.unmarshal of a bomb — left its rule undefined, so the rule
+// never fired and nobody was told (issue 30). Each failure is a problem naming the rule's
+// file and line, in the process and in the sandbox.
+func TestBuiltinErrorsAreProblems(t *testing.T) {
+	rules := PolicySource{Root: "rules", FS: fstest.MapFS{"bad.rego": {Data: []byte(`package acme.bad
+
+deny contains "bad pattern" if regex.match("[", input.cluster)
+
+deny contains "a bomb" if yaml.unmarshal("a: &a [*a, *a]\nb: *a\n")
+`)}}}
+	for _, sandbox := range []*Sandbox{nil, {}} {
+		e := newEngine(t, Options{Policies: []PolicySource{rules}, Sandbox: sandbox})
+		_, err := e.Findings(context.Background(), cluster("cl1"))
+		var pe *PolicyError
+		if !errors.As(err, &pe) {
+			t.Fatalf("sandbox %t: err = %v, want a PolicyError", sandbox != nil, err)
+		}
+		var lines []int
+		for _, p := range pe.Problems {
+			if p.File != "rules/bad.rego" || !strings.Contains(p.Message, "a built-in function failed") {
+				t.Errorf("sandbox %t: problem %+v", sandbox != nil, p)
+			}
+			lines = append(lines, p.Line)
+		}
+		if !slices.Contains(lines, 3) || !slices.Contains(lines, 5) {
+			t.Errorf("sandbox %t: problems at lines %v, want 3 and 5", sandbox != nil, lines)
+		}
 	}
 }
