@@ -91,6 +91,9 @@ func Write(w io.Writer, r *Report, f Format, opts Options) error {
 	if r.APIVersion != APIVersion || r.Summary.Result == "" {
 		return errors.New("write report: the report was not completed (call report.Complete first)")
 	}
+	if f != FormatJSON {
+		r = sanitized(r)
+	}
 	var err error
 	switch f {
 	case FormatText:

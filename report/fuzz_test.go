@@ -22,6 +22,7 @@ func FuzzWriters(f *testing.F) {
 	f.Add("two\nlines: 100%, a,b\r\n::error::x", "cluster-scope/logging: 100%, v5.yaml", "::app", 0)
 	f.Add("\x1b[31m<b>|@team|</b>\x00\ufeff", "a b/c#d?.yaml", "", -1)
 	f.Add("\xff\xfe invalid UTF-8", "\xffbad/path", "app\n", 1)
+	f.Add("x\n::error title=INJECTED::owned\x1b]8;;http://evil\x07", "a\u202e/lmay.cs", "te\u0430m\u200b", 2)
 	f.Fuzz(func(t *testing.T, message, file, app string, line int) {
 		r := &Report{
 			Revision: Revision{Ref: "main"},
@@ -33,7 +34,6 @@ func FuzzWriters(f *testing.F) {
 		if err := Complete(r, FailOnAll); err != nil {
 			t.Fatal(err)
 		}
-		v := r.Violations[0]
 		out := map[Format]string{}
 		for _, format := range Formats() {
 			var buf bytes.Buffer
@@ -76,7 +76,7 @@ func FuzzWriters(f *testing.F) {
 			t.Fatalf("github: %d lines, want one command and the summary:\n%s", len(lines), out[FormatGitHub])
 		}
 		cmd := parseWorkflowCommand(t, lines[0])
-		if cmd.message != violationText(v) || cmd.props["file"] != v.File {
+		if safe := sanitized(r).Violations[0]; cmd.message != violationText(safe) || cmd.props["file"] != safe.File {
 			t.Errorf("github: command reads back as %+v", cmd)
 		}
 
@@ -91,6 +91,13 @@ func FuzzWriters(f *testing.F) {
 		}
 		if i := strings.IndexFunc(out[FormatText], isEscapedControl); i >= 0 {
 			t.Errorf("text: control character at %d", i)
+		}
+		// No format a person reads holds a control or bidirectional character the input
+		// put there (issue 30).
+		for _, format := range Formats() {
+			if i := strings.IndexFunc(out[format], isUnsafeRune); format != FormatJSON && i >= 0 {
+				t.Errorf("%s: unsafe character %q at %d", format, []rune(out[format][i:])[0], i)
+			}
 		}
 	})
 }

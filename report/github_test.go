@@ -110,7 +110,9 @@ func TestGitHubCommandsParseBack(t *testing.T) {
 		}
 	}
 	// Violations first in each level, then problems, then render warnings: the findings
-	// a pull request is about must be among the ten GitHub shows.
+	// a pull request is about must be among the ten GitHub shows. What they say is the
+	// report's, its unsafe characters written out (sanitize.go).
+	r = sanitized(r)
 	want := []annotation{
 		{"error", "apps/etcd/subscription.yaml", "3", violationText(r.Violations[1])},
 		{"error", "apps/odh/subscription.yaml", "9", violationText(r.Violations[4])},

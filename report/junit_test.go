@@ -103,6 +103,7 @@ func TestJUnitParsesBack(t *testing.T) {
 			failed = append(failed, o)
 		}
 	}
+	r = sanitized(r) // what the cases say is the report's, its unsafe characters written out
 	msg := func(rule string, obj ObjectRef) string {
 		for _, v := range r.Violations {
 			if v.Rule == rule && v.Object == obj {

@@ -65,23 +65,10 @@ func (t *textWriter) style(code, s string) string {
 	return code + s + ansiReset
 }
 
-// plain escapes the control characters of s other than newline and tab, the way Go
-// quotes them ("\x1b"); a Windows line break counts as a newline.
-func plain(s string) string {
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	if !strings.ContainsFunc(s, isEscapedControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, c := range s {
-		if isEscapedControl(c) {
-			b.WriteString(strings.Trim(strconv.QuoteRune(c), "'"))
-			continue
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
+// plain escapes the control and bidirectional characters of s other than newline and
+// tab, the way Go quotes them ("\x1b"); a Windows line break counts as a newline. Write
+// has escaped the report already (sanitize.go); plain is for text the writer makes up.
+func plain(s string) string { return escapeUnsafe(s) }
 
 func isEscapedControl(c rune) bool {
 	return unicode.IsControl(c) && c != '\n' && c != '\t'
