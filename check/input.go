@@ -157,6 +157,12 @@ func renderDiagnostics(r *render.Result) (problems []report.Problem, warnings []
 		}
 	}
 	for _, d := range r.Warnings {
+		if d.Reason == render.ReasonInvalidName {
+			for _, app := range d.Apps {
+				add(app, report.Problem{File: d.File, Line: d.Line, Message: d.Message}, d.Message)
+			}
+			continue
+		}
 		if d.Reason == render.ReasonPluginSkipped {
 			// The apps rendered without what the generator makes: incomplete.
 			for _, app := range d.Apps {

@@ -55,8 +55,10 @@ func NewDiskCache(dir, version string) (*Cache, error) {
 	return &Cache{entries: map[string][]*Object{}, plans: map[string]planEntry{}, dir: dir, version: version}, nil
 }
 
-// maxEntryBytes bounds a cache file read back: a larger one is not an entry olmsync wrote.
-const maxEntryBytes = 256 << 20
+// maxEntryBytes bounds a cache file read back: a larger one is taken for a miss before it
+// is read (a 1 GB entry was read whole, 844 MB, before it was found wrong: issue 30). The
+// largest app of the repositories measured renders to under 4 MB of JSON.
+const maxEntryBytes = 64 << 20
 
 // cacheVersion changes whenever what a build makes of the same inputs changes.
 const cacheVersion = "olmsync-render-cache/v1"
@@ -104,6 +106,9 @@ func (c *Cache) readEntry(key string) ([]*Object, bool) {
 		return nil, false
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() > maxEntryBytes {
+		return nil, false
+	}
 	var e diskEntry
 	dec := json.NewDecoder(io.LimitReader(f, maxEntryBytes))
 	if err := dec.Decode(&e); err != nil || e.Key != key {

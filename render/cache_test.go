@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -214,4 +215,38 @@ func with(fs map[string]string, path, content string) map[string]string {
 	out := maps.Clone(fs)
 	out[path] = content
 	return out
+}
+
+// TestDiskCacheRefusesAnOversizedEntry: a cache entry over maxEntryBytes was read whole
+// (a 1 GB file, 844 MB of memory) before it was found wrong (issue 30). It is a miss before
+// a byte of it is read.
+func TestDiskCacheRefusesAnOversizedEntry(t *testing.T) {
+	dir := t.TempDir()
+	c, err := NewDiskCache(dir, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.Repeat("ab", 32)
+	p := c.entryPath(key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One string of 80 MiB: JSON a decoder has to hold whole before it can refuse it.
+	if _, err := f.WriteString(`{"key":"` + key + `","objects":[{"manifest":{"x":"` + strings.Repeat("a", maxEntryBytes+16<<20) + `"}}]}`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if objs, ok := c.readEntry(key); ok || objs != nil {
+		t.Fatal("an oversized entry was taken")
+	}
+	runtime.ReadMemStats(&after)
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 16<<20 {
+		t.Errorf("reading the oversized entry allocated %d MB", allocated>>20)
+	}
 }

@@ -357,9 +357,13 @@ func scanRepo(ctx context.Context, r *repo) (*repoScan, error) {
 		return nil, fmt.Errorf("walk repository: %w", err)
 	}
 	r.noteWalk(s.dirs, s.files)
+	read := 0
 	for _, rel := range s.files {
 		if !isManifestName(rel) || s.inChart(rel) {
 			continue
+		}
+		if read++; read > MaxManifestFiles {
+			return nil, &ConfigError{File: ".", Msg: fmt.Sprintf("the repository holds more than %d YAML and JSON files; olmsync reads at most %d: %v", MaxManifestFiles, MaxManifestFiles, ErrTooManyFiles)}
 		}
 		if rel != ConfigFileName && !inHiddenFolder(rel) {
 			s.manifests++

@@ -110,6 +110,15 @@ type ConfigError struct {
 	Msg  string
 }
 
+// MaxManifestFiles bounds the YAML and JSON files of a repository that discovery reads,
+// and the manifest files one app reads: an app with directory recurse over a million small
+// files gave no answer in 120 s and grew past 875 MB (issue 30). The largest repositories
+// measured hold a few thousand.
+const MaxManifestFiles = 50000
+
+// ErrTooManyFiles is a repository, or an app, of more than MaxManifestFiles manifest files.
+var ErrTooManyFiles = errors.New("too many manifest files")
+
 func (e *ConfigError) Error() string {
 	if e.Line > 0 {
 		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)

@@ -191,3 +191,19 @@ func TestNodeBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestManifestFileCount: a repository of a million small files, or an app with
+// directory recurse over them, had no answer in 120 s and grew past 875 MB (issue 30). Past
+// MaxManifestFiles discovery stops with an error that says so.
+func TestManifestFileCount(t *testing.T) {
+	repo := files{"app/kustomization.yaml": "resources: [ns.yaml]\n", "app/ns.yaml": nsYAML}
+	for i := range MaxManifestFiles {
+		repo[fmt.Sprintf("many/d%03d/f%05d.yaml", i%500, i)] = "a: 1\n"
+	}
+	fsys, root := memRepo(t, repo)
+	_, err := Discover(context.Background(), fsys, root, DiscoverOptions{})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "the repository holds more than 50000 YAML and JSON files; olmsync reads at most 50000") {
+		t.Fatalf("err = %v, want the file count refused", err)
+	}
+}

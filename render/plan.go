@@ -297,6 +297,9 @@ func (pl *planner) manifestFiles(dir string, recurse bool) ([]string, error) {
 		case isManifestName(name):
 			files = append(files, rel)
 		}
+		if len(files) > MaxManifestFiles {
+			return nil, fmt.Errorf("folder %s holds more than %d manifest files; an app reads at most %d: %w", dir, MaxManifestFiles, MaxManifestFiles, ErrTooManyFiles)
+		}
 	}
 	return files, nil
 }

@@ -283,6 +283,7 @@ func (b *builder) buildAll(ctx context.Context, apps []*AppResult, plans []*plan
 			if perr := b.opts.PostBuild.apply(a.Objects); perr != nil {
 				a.Objects, a.Err = nil, &BuildError{App: a.ID(), File: e.file, Err: perr}
 			}
+			warnings[i] = checkNames(a.ID(), a.Objects)
 			return
 		}
 		p := plans[i]
@@ -306,7 +307,7 @@ func (b *builder) buildAll(ctx context.Context, apps []*AppResult, plans []*plan
 			}
 		}
 		a.Objects, a.Err = objs, err
-		warnings[i] = append(p.warnings, lines...)
+		warnings[i] = append(append(p.warnings, lines...), checkNames(a.ID(), objs)...)
 	})
 	return warnings
 }

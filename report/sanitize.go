@@ -16,12 +16,13 @@ import (
 // Go writes it (\x1b, \u202e).
 
 // isUnsafeRune reports a character a report writes out escaped: a control character (C0,
-// DEL, C1) other than a line feed or tab, or a bidirectional formatting character.
+// DEL, C1) other than a line feed or tab, a bidirectional formatting character, or
+// another invisible formatting character (a zero-width space or joiner, a soft hyphen).
 func isUnsafeRune(c rune) bool {
 	if unicode.IsControl(c) {
 		return c != '\n' && c != '\t'
 	}
-	return unicode.Is(unicode.Bidi_Control, c)
+	return unicode.Is(unicode.Bidi_Control, c) || unicode.Is(unicode.Cf, c)
 }
 
 // escapeUnsafe writes out the unsafe characters of s (isUnsafeRune); a Windows line break

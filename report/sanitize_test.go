@@ -6,6 +6,10 @@ import (
 	"testing"
 )
 
+// unsafeNotDefusing is isUnsafeRune but for the zero-width space the text and Markdown
+// writers put before a "::" themselves (so that no line opens a workflow command).
+func unsafeNotDefusing(c rune) bool { return c != '\u200b' && isUnsafeRune(c) }
+
 // TestFormatsEscapeInjection: an object named with a line break and a workflow command,
 // an escape sequence and a right-to-left override was defused in text, but `-o github`
 // wrote the raw ESC byte and `-o markdown` put it into its table (issue 30). Every format
@@ -19,7 +23,7 @@ func TestFormatsEscapeInjection(t *testing.T) {
 			Object:  ObjectRef{APIVersion: "operators.coreos.com/v1alpha1", Kind: "Subscription", Namespace: "ns", Name: name},
 			Message: "Subscription " + name + " is wrong",
 		}},
-		Problems: []Problem{{File: "apps/\u2066x.yaml", Message: "bad \x9b1m"}},
+		Problems: []Problem{{File: "apps/\u2066x.yaml", Message: "bad \u009b1m \u200b"}},
 	}
 	if err := Complete(r, FailOnAll); err != nil {
 		t.Fatal(err)
@@ -36,7 +40,7 @@ func TestFormatsEscapeInjection(t *testing.T) {
 			}
 			continue
 		}
-		if i := strings.IndexFunc(out, isUnsafeRune); i >= 0 {
+		if i := strings.IndexFunc(out, unsafeNotDefusing); i >= 0 {
 			t.Errorf("%s: unsafe character %q at %d:\n%s", format, []rune(out[i:])[0], i, out)
 		}
 		if !strings.Contains(out, `\x1b`) && !strings.Contains(out, `\\x1b`) {

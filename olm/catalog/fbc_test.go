@@ -3,6 +3,7 @@ package catalog
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
+
+	"github.com/olmsync/olmsync/internal/safeyaml"
 )
 
 const etcdJSON = `{"schema":"olm.package","name":"etcd","defaultChannel":"alpha"}
@@ -255,5 +258,23 @@ func TestLoadCommunityCatalog(t *testing.T) {
 	}
 	if filepath.Base(etcd.Origin.File) != "catalog.json" {
 		t.Errorf("origin file = %s", etcd.Origin.File)
+	}
+}
+
+// TestCatalogFileIsBounded: a catalog file was read whole however large, value by value
+// (issue 30: a 50 MB catalog.json). Past MaxCatalogBytes (lowered here) it stops with a
+// limit error at the line it reached; what came before was read.
+func TestCatalogFileIsBounded(t *testing.T) {
+	defer func(old int64) { maxCatalogBytes = old }(maxCatalogBytes)
+	maxCatalogBytes = 64 << 10
+	value := `{"schema":"olm.package","name":"p","defaultChannel":"stable"}` + "\n"
+	var read int
+	err := readJSONStream(strings.NewReader(strings.Repeat(value, 4000)), func([]byte, int) error { read++; return nil })
+	var se *StreamError
+	if !errors.As(err, &se) || !errors.Is(err, safeyaml.ErrLimit) || !strings.Contains(err.Error(), "at most 65536 of a catalog file are read") {
+		t.Fatalf("err = %v, want a limit error", err)
+	}
+	if read == 0 || read*len(value) > 64<<10 || se.Line != read+1 {
+		t.Errorf("read %d values, stopped at line %d", read, se.Line)
 	}
 }

@@ -31,11 +31,23 @@ type StreamError struct {
 func (e *StreamError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
 func (e *StreamError) Unwrap() error { return e.Err }
 
+// MaxCatalogBytes bounds one file of a catalog as a whole (a file-based catalog's JSON,
+// read value by value, each value under safeyaml's document limit): what the catalog
+// model holds grows with it. The community catalog of 7,022 bundles is 9.4 MB, the
+// largest published indexes some tens of MB.
+const MaxCatalogBytes = 256 << 20
+
+// maxCatalogBytes is MaxCatalogBytes, which a test lowers.
+var maxCatalogBytes int64 = MaxCatalogBytes
+
+// errCatalogTooLarge stops a stream past MaxCatalogBytes.
+var errCatalogTooLarge = errors.New("catalog file over the limit")
+
 // readJSONStream reads concatenated JSON values (one per line, or pretty-printed, or both).
 // A value over safeyaml's document limit is refused while it is read, before the decoder
-// holds it whole; the file as a whole is not bounded, since it is read value by value.
+// holds it whole, and the file past MaxCatalogBytes.
 func readJSONStream(r io.Reader, fn objectFunc) error {
-	lines := &lineIndex{r: r, limit: safeyaml.DefaultLimits.MaxDocumentBytes}
+	lines := &lineIndex{r: r, limit: safeyaml.DefaultLimits.MaxDocumentBytes, total: maxCatalogBytes}
 	dec := json.NewDecoder(lines)
 	for {
 		// More skips the whitespace before the next value, so the decoder's offset is
@@ -47,6 +59,10 @@ func readJSONStream(r io.Reader, fn objectFunc) error {
 		err := dec.Decode(&raw)
 		if errors.Is(err, io.EOF) {
 			return nil
+		}
+		if errors.Is(err, errCatalogTooLarge) {
+			return &StreamError{Line: lines.line(start), Err: &safeyaml.LimitError{
+				Msg: fmt.Sprintf("file of more than %d bytes; at most %d of a catalog file are read", lines.total, lines.total)}}
 		}
 		if errors.Is(err, errValueTooLarge) || err == nil && int64(len(raw)) > lines.limit {
 			return &StreamError{Line: lines.line(start), Err: &safeyaml.LimitError{
@@ -75,6 +91,8 @@ type lineIndex struct {
 	newlines []int64
 	limit    int64
 	start    int64
+	// total, when set, bounds what is read of the whole stream.
+	total int64
 }
 
 // errValueTooLarge stops a JSON decoder reading a value past the limit.
@@ -84,6 +102,15 @@ var errValueTooLarge = errors.New("JSON value over the limit")
 const readAhead = 64 << 10
 
 func (l *lineIndex) Read(p []byte) (int, error) {
+	if l.total > 0 {
+		rest := l.total - l.read
+		if rest <= 0 {
+			return 0, errCatalogTooLarge
+		}
+		if int64(len(p)) > rest {
+			p = p[:rest]
+		}
+	}
 	if l.limit > 0 {
 		allowed := l.limit + readAhead - (l.read - l.start)
 		if allowed <= 0 {
