@@ -133,12 +133,7 @@ func pluginConfig(o *Options) *types.PluginConfig {
 }
 
 // relativize makes the repository's absolute paths in kustomize's messages relative.
-func (b *builder) relativize(msg string) string {
-	if b.r.root == "/" {
-		return msg
-	}
-	return strings.ReplaceAll(msg, b.r.root+"/", "")
-}
+func (b *builder) relativize(msg string) string { return b.r.relativize(msg) }
 
 // objects turns kustomize's output into Objects with their sources, removing the origin
 // annotations olmsync asked for.

@@ -107,7 +107,7 @@ func (pl *planner) run() error {
 	app := pl.p.app
 	if !pl.r.isDir(app.Path) {
 		return &locatedError{file: app.Found.File, line: app.Found.Line,
-			err: fmt.Errorf("app path %q: %w", app.Path, ErrNotFound)}
+			err: fmt.Errorf("app path %q: %w", app.Path, pl.r.whyMissing(app.Path))}
 	}
 	k, err := pl.r.kustomizationAt(app.Path)
 	if err != nil {
@@ -413,7 +413,7 @@ func (pl *planner) reference(k *kustomization, field string, i int, ref string) 
 		}
 		return pl.walk(child)
 	default:
-		return at(fmt.Errorf("%s entry %q: %s %w", field, ref, p, ErrNotFound))
+		return at(fmt.Errorf("%s entry %q: %s %w", field, ref, p, pl.r.whyMissing(p)))
 	}
 }
 
@@ -767,7 +767,7 @@ func (pl *planner) pluginConfigs(k *kustomization, field string, i int, entry st
 		docs, err := pl.configsBelow(child, map[string]bool{})
 		return docs, "", err
 	default:
-		return nil, "", at(fmt.Errorf("%s entry %q: %s %w", field, entry, p, ErrNotFound))
+		return nil, "", at(fmt.Errorf("%s entry %q: %s %w", field, entry, p, pl.r.whyMissing(p)))
 	}
 }
 

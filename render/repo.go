@@ -1,13 +1,16 @@
 package render
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/types"
@@ -146,6 +149,34 @@ func (r *repo) readFile(rel string) ([]byte, error) {
 	}
 	r.mu.Unlock()
 	return data, nil
+}
+
+// whyMissing says why a path that is neither a file nor a folder of the repository is
+// not one: a symbolic link out of the repository or in a loop, in the filesystem's words
+// (wrapping ErrNotFound), else ErrNotFound.
+func (r *repo) whyMissing(rel string) error {
+	if !r.fsys.Exists(r.abs(rel)) && !isLinkError(r.fsys, r.abs(rel)) {
+		return ErrNotFound
+	}
+	_, err := r.fsys.ReadFile(r.abs(rel))
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return ErrNotFound
+	}
+	return fmt.Errorf("%w: %s", ErrNotFound, r.relativize(err.Error()))
+}
+
+// isLinkError reports whether reading p fails for a symbolic link: a loop.
+func isLinkError(fsys filesys.FileSystem, p string) bool {
+	_, err := fsys.ReadFile(p)
+	return errors.Is(err, syscall.ELOOP)
+}
+
+// relativize takes the repository's root out of a message: no host path in messages.
+func (r *repo) relativize(msg string) string {
+	if r.root == "/" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, r.root+"/", "")
 }
 
 // hasFile reports whether rel is a file, from the walk's listing when its folder was

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/olmsync/olmsync/sources"
 )
 
 // TestRemoteBasesOffMakesNoNetworkCall points a kustomization at a server on loopback,
@@ -322,5 +324,37 @@ func TestOverlayFSConfines(t *testing.T) {
 	defer f.Close()
 	if st, err := f.Stat(); err != nil || st.Size() != int64(len("replaced")) {
 		t.Errorf("stat of a replaced file = %v, %v", st, err)
+	}
+}
+
+// TestSymlinkMessagesSayWhy: an app folder that is a symbolic link out of the repository
+// said `app path "app": not found`, a loop a.yaml → b.yaml → a.yaml "not found" (issue 30).
+// Each says what the link does.
+func TestSymlinkMessagesSayWhy(t *testing.T) {
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "cm.yaml"), []byte(nsYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, dir := diskRepo(t, files{
+		"olmsync.yaml":            "apps:\n- {name: out, path: out}\n- {name: loop, path: loop}\n",
+		"loop/kustomization.yaml": "resources: [a.yaml]\n",
+	})
+	for _, l := range [][2]string{{outside, "out"}, {"b.yaml", "loop/a.yaml"}, {"a.yaml", "loop/b.yaml"}} {
+		if err := os.Symlink(l[0], filepath.Join(dir, l[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tree, err := sources.OpenWorkTree(dir, sources.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := renderRepo(t, tree.FS, tree.Root, Options{})
+	for app, want := range map[string]string{
+		"out":  `app path "out": not found: path "out" is a symlink to "` + outside + `", outside the repository root`,
+		"loop": `resources entry "a.yaml": loop/a.yaml not found: resolve loop/a.yaml: too many levels of symbolic links`,
+	} {
+		if a := appNamed(t, res, app); a.Err == nil || !strings.Contains(a.Err.Error(), want) || !errors.Is(a.Err, ErrNotFound) {
+			t.Errorf("app %s: %v, want it to say %q", app, a.Err, want)
+		}
 	}
 }

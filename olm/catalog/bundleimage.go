@@ -85,9 +85,16 @@ func (e *BundleError) Error() string {
 	if len(errs) == 0 {
 		return what + ": not a bundle"
 	}
-	msg := what + ": " + errs[0].Error()
-	if len(errs) > 1 {
-		msg += fmt.Sprintf(" (and %d more)", len(errs)-1)
+	// The first errors in full: the one that says why (a CSV that is a YAML bomb) may come
+	// after the one that says what (no CSV found).
+	const shown = 3
+	var parts []string
+	for _, e := range errs[:min(len(errs), shown)] {
+		parts = append(parts, e.Error())
+	}
+	msg := what + ": " + strings.Join(parts, "; ")
+	if len(errs) > shown {
+		msg += fmt.Sprintf(" (and %d more)", len(errs)-shown)
 	}
 	return msg
 }

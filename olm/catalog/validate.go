@@ -180,7 +180,15 @@ func validateGraph(v *problems, p *Package, ch *Channel) {
 	heads := g.heads()
 	switch len(heads) {
 	case 0:
-		v.add(SeverityError, CodeNoHead, ch.Origin, p.Name, ch.Name, "", "no channel head found in graph")
+		// operator-registry's words; a channel without a head is a cycle of replaces,
+		// which they leave the reader to find: olmsync names it beside them.
+		msg := "no channel head found in graph"
+		if len(g.entries) > 0 {
+			if cycle, _ := g.replacesChain(g.entries[0].name); cycle != nil {
+				msg += "; its replaces form a cycle: " + strings.Join(cycle, " -> ")
+			}
+		}
+		v.add(SeverityError, CodeNoHead, ch.Origin, p.Name, ch.Name, "", "%s", msg)
 	case 1:
 		cycle, stranded := g.replacesChain(heads[0])
 		switch {

@@ -135,7 +135,7 @@ func TestValidate(t *testing.T) {
 			pkg: func() *Package {
 				return pkgWith("a", "stable", stable(entry("a.v1.0.0").replaces("a.v2.0.0"), entry("a.v2.0.0").replaces("a.v1.0.0")))
 			},
-			want: []problemKey{errorKey(CodeNoHead, "a", "stable", "", "no channel head found in graph")},
+			want: []problemKey{errorKey(CodeNoHead, "a", "stable", "", "no channel head found in graph; its replaces form a cycle: a.v1.0.0 -> a.v2.0.0 -> a.v1.0.0")},
 		},
 		{
 			// operator-registry's "Error/CycleMultipleHops" (alpha/model/model_test.go:150-157):
