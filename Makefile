@@ -110,9 +110,13 @@ verify: generate ## Fail when generated files are stale or go.mod is untidy.
 ##@ Test
 
 .PHONY: test
-test: verify lint helm-lint envtest test-rego browser-deps ## Everything CI checks: generated files, lint, the chart's helm lint, Rego tests with the OPA CLI, every Go test (envtest included), and a short fuzz run.
-	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) go test $(GO_TEST_FLAGS) ./...
+test: verify lint helm-lint envtest test-rego browser-deps build ## Everything CI checks: generated files, lint, the chart's helm lint, Rego tests with the OPA CLI, every Go test (envtest included), the hostile inputs against the built binary, and a short fuzz run.
+	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) OLMSYNC_BIN=$(CURDIR)/bin/olmsync go test $(GO_TEST_FLAGS) ./...
 	FUZZ_FRESH_CORPUS=1 hack/fuzz.sh $(FUZZTIME) $(FUZZ_PKGS)
+
+.PHONY: hostile
+hostile: build ## The hostile inputs (hack/hostile): the built binary, as a process, under ulimit -v 3000000 and a kill timeout, on YAML bombs, growing Rego, lying names, escaping links; logs exit, peak RSS and wall time of each.
+	OLMSYNC_BIN=$(CURDIR)/bin/olmsync go test -count=1 -v -timeout 30m ./hack/hostile/
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz test of FUZZ_PKGS (default: all of them) for FUZZTIME (default 2s), from its seeds only (not the corpus earlier runs cached).

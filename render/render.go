@@ -185,6 +185,7 @@ func Render(ctx context.Context, fsys filesys.FileSystem, root string, opts Opti
 	if err != nil {
 		return nil, err
 	}
+	r.nodeBudget, r.nodeBudgetFrom = opts.NodeBudget, cmp.Or(opts.NodeBudgetFrom, "its memory limit")
 	d, err := discover(ctx, r, opts.Discovery)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"sigs.k8s.io/kustomize/api/konfig"
@@ -28,6 +29,12 @@ import (
 // (releaseTrees) it keeps only what a build still to run reads, and lets each file go with
 // the last build that reads it (built).
 type repo struct {
+	// nodeBudget bounds the nodes of the files parsed (Options.NodeBudget), parsed
+	// counts them, nodeBudgetFrom says where the budget comes from.
+	nodeBudget     int64
+	nodeBudgetFrom string
+	parsed         atomic.Int64
+
 	fsys filesys.FileSystem
 	// root is the absolute, cleaned root as the filesystem resolves it.
 	root string
@@ -149,6 +156,29 @@ func (r *repo) readFile(rel string) ([]byte, error) {
 	}
 	r.mu.Unlock()
 	return data, nil
+}
+
+// parseShare is how many parsed nodes planning may hold per node of the render's budget: a
+// parsed node (a yaml.Node and its strings) costs a fraction of what a built one costs
+// (NodeCost), so that what fits the builds never trips the parses.
+const parseShare = 2
+
+// countParsed counts a parsed file's nodes against parseShare times the render's node
+// budget: planning holds every file it parsed until the builds start, so eight files of
+// 990,000 scalars, each under the limits of a file, took a check past 1.2 GB before the
+// apps were weighed (issue 30). The file that takes the parses past it is refused.
+func (r *repo) countParsed(file string, nodes int64) error {
+	r.mu.Lock()
+	released := r.treesReleased
+	r.mu.Unlock()
+	if r.nodeBudget <= 0 || released {
+		return nil // the builds' reads are weighed app by app (keepToBudget)
+	}
+	if total, limit := r.parsed.Add(nodes), parseShare*r.nodeBudget; total > limit {
+		return &fileError{file: file, err: fmt.Errorf("parsing it takes the YAML read so far to %d nodes, aliases expanded: over the %d a render may parse under %s: %w",
+			total, limit, r.nodeBudgetFrom, ErrOverBudget)}
+	}
+	return nil
 }
 
 // whyMissing says why a path that is neither a file nor a folder of the repository is
@@ -565,6 +595,9 @@ func (r *repo) parseManifests(file string) (*manifestFile, error) {
 	}
 	docs, nodes, err := decodeCounted(file, raw)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.countParsed(file, nodes); err != nil {
 		return nil, err
 	}
 	mf := &manifestFile{File: file, Nodes: nodes}
