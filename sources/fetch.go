@@ -158,8 +158,8 @@ func CleanPath(p string) (string, error) {
 // URL (secrets removed) and per depth, since go-git cannot deepen a shallow
 // repository.
 func cacheName(u *remoteURL, shallow bool) string {
-	sum := sha256.Sum256([]byte(u.clean))
-	readable := strings.Trim(unsafeNameChars.ReplaceAllString(u.host+"-"+filepath.Base(u.clean), "-"), "-.")
+	sum := sha256.Sum256([]byte(u.stored))
+	readable := strings.Trim(unsafeNameChars.ReplaceAllString(u.host+"-"+filepath.Base(u.stored), "-"), "-.")
 	if len(readable) > 60 {
 		readable = readable[:60]
 	}
@@ -242,7 +242,7 @@ func cacheReadable(repo *git.Repository) bool {
 }
 
 func (f *fetcher) tryIntoCache(ctx context.Context, dir string) (string, *object.Commit, error) {
-	repo, err := openCache(dir, f.url.clean)
+	repo, err := openCache(dir, f.url.stored)
 	if err != nil {
 		return "", nil, fmt.Errorf("fetch %s: cache %s: %w", f.url.redacted, dir, err)
 	}
@@ -345,9 +345,15 @@ func (f *fetcher) commit(h plumbing.Hash) (*object.Commit, error) {
 	return f.repo.CommitObject(c)
 }
 
+// remote is the cache's remote with the URL go-git fetches from, query included: the
+// cache's config holds the URL without it (openCache), so that no token is written to disk.
+func (f *fetcher) remote() *git.Remote {
+	return git.NewRemote(f.repo.Storer, &config.RemoteConfig{Name: remoteName, URLs: []string{f.url.clean}})
+}
+
 // fetch runs one fetch; depth 0 is full history.
 func (f *fetcher) fetch(ctx context.Context, specs []config.RefSpec, depth int) error {
-	err := f.repo.FetchContext(ctx, &git.FetchOptions{
+	err := f.remote().FetchContext(ctx, &git.FetchOptions{
 		RemoteName:   remoteName,
 		RefSpecs:     specs,
 		Depth:        depth,
@@ -379,11 +385,7 @@ func (f *fetcher) remoteError(ctx context.Context, err error) error {
 
 // remoteTarget lists the server's refs and picks the one the Ref names.
 func (f *fetcher) remoteTarget(ctx context.Context) (*plumbing.Reference, error) {
-	remote, err := f.repo.Remote(remoteName)
-	if err != nil {
-		return nil, err
-	}
-	refs, err := remote.ListContext(ctx, &git.ListOptions{Auth: f.auth, CABundle: f.caBundle, ProxyOptions: f.proxy})
+	refs, err := f.remote().ListContext(ctx, &git.ListOptions{Auth: f.auth, CABundle: f.caBundle, ProxyOptions: f.proxy})
 	if errors.Is(err, transport.ErrEmptyRemoteRepository) {
 		return nil, &UnknownRefError{Source: f.url.redacted, Ref: f.ref.String(), Detail: "the repository is empty"}
 	}

@@ -22,7 +22,11 @@ type remoteURL struct {
 	user     string // ssh user, or the username of http(s) userinfo
 	password string // the password of http(s) userinfo (moved into Credentials)
 	clean    string // the URL go-git fetches: no http(s) userinfo, no password
-	redacted string // the URL for messages
+	// stored is clean without its query, which may hold a token (?private_token=…): the
+	// URL a cache repository's config and directory name are made of.
+	stored   string
+	query    url.Values // the query's values: secrets, for all this package knows
+	redacted string     // the URL for messages
 }
 
 // IsRemoteURL reports whether s is a repository URL that Fetch accepts
@@ -50,11 +54,22 @@ var urlScheme = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*://`)
 // scheme, "://", and what comes before an "@" with no "/", space or quote in between.
 var userinfoInText = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s"'@]+@`)
 
-// RedactURLs returns text with the userinfo of every URL in it, of any scheme, replaced
-// by "***": the last guard before an error reaches a person, for messages that may hold
-// a URL no code of this package took apart (a catalog image reference, a folder name).
+// queryInText finds the query of every URL in a text: "?" after a scheme, "://" and a
+// path with no space or quote, to the next space or quote, less the punctuation that
+// ends a sentence ("…r.git?x: git server …").
+var queryInText = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'?]*)\?[^\s"']*[^\s"':,;.)]`)
+
+// scpPassword finds a "user:password@" that opens a word: an scp-like URL given a password.
+var scpPassword = regexp.MustCompile(`(^|[\s"'])([^@/:\s"']+):[^@/\s"']*@`)
+
+// RedactURLs returns text with the userinfo and the query of every URL in it, of any
+// scheme, replaced by "***", and the password of an scp-like one: the last guard before an
+// error reaches a person, for messages that may hold a URL no code of this package took
+// apart (a catalog image reference, net/http's error repeating the URL it asked for).
 func RedactURLs(text string) string {
-	return userinfoInText.ReplaceAllString(text, "${1}***@")
+	text = userinfoInText.ReplaceAllString(text, "${1}***@")
+	text = queryInText.ReplaceAllString(text, "${1}?***")
+	return scpPassword.ReplaceAllString(text, "${1}${2}:***@")
 }
 
 // RedactURL returns the URL with anything secret removed: the userinfo of an
@@ -77,7 +92,7 @@ var passwordAfterSeparator = regexp.MustCompile(`://[^/\s"'@]*:[^/\s"'@]*@`)
 func blankUserinfo(raw string) string {
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
-		return raw
+		return scpPassword.ReplaceAllString(raw, "${1}${2}:***@")
 	}
 	if at := strings.LastIndex(rest, "@"); at >= 0 {
 		if slash := strings.Index(rest, "/"); slash < 0 || at < slash {
@@ -92,12 +107,17 @@ func parseRemoteURL(raw string) (*remoteURL, error) {
 		return nil, fmt.Errorf("empty repository URL")
 	}
 	if !strings.Contains(raw, "://") {
+		if scpPassword.MatchString(raw) {
+			return nil, fmt.Errorf("repository URL %q: an scp-like URL (user@host:path) cannot carry a password: use ssh:// with a key, or https:// with the password in a Secret (spec.source.secretRef) or $OLMSYNC_GIT_TOKEN",
+				blankUserinfo(raw))
+		}
 		if m := scpLike.FindStringSubmatch(raw); m != nil {
 			return &remoteURL{
 				scheme:   "ssh",
 				host:     strings.ToLower(m[2]),
 				user:     m[1],
 				clean:    raw,
+				stored:   raw,
 				redacted: raw,
 			}, nil
 		}
@@ -134,6 +154,10 @@ func parseRemoteURL(raw string) (*remoteURL, error) {
 		clean.User = nil
 	}
 	r.clean = clean.String()
+	r.query = u.Query()
+	bare := clean
+	bare.RawQuery, bare.ForceQuery = "", false
+	r.stored = bare.String()
 
 	shown := clean
 	if shown.RawQuery != "" {
@@ -149,6 +173,10 @@ func (u *remoteURL) secrets() []string {
 	if u.scheme == "https" || u.scheme == "http" {
 		// `https://<token>@host/...` puts a token where the username goes.
 		s = append(s, u.user)
+	}
+	// `?private_token=<token>`, `?access_token=<token>`: every query value.
+	for _, values := range u.query {
+		s = append(s, values...)
 	}
 	return s
 }

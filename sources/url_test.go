@@ -3,8 +3,14 @@ package sources
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/olmsync/olmsync/internal/gittest"
 )
 
 func TestParseRemoteURL(t *testing.T) {
@@ -171,5 +177,52 @@ func TestUserinfoRedactedWhateverTheScheme(t *testing.T) {
 		if LooksLikeURL(notURL) {
 			t.Errorf("LooksLikeURL(%q) = true", notURL)
 		}
+	}
+}
+
+// TestQueryTokensNeverShown: a URL with a token in its query (?private_token=, GitLab's
+// form; ?access_token=) was shown as ?***, but net/http's wrapped error repeated it raw,
+// the cache folder was named after it and its git config held it (issue 30). An scp-like
+// URL with a password was echoed whole. Each form, against a real git server on
+// loopback: no message, cache folder name or file of the cache holds the secret.
+func TestQueryTokensNeverShown(t *testing.T) {
+	const secret = "S3CRETt0ken42"
+	u := gittest.NewUpstream(t, map[string]string{"a.yaml": "a: 1\n"})
+	srv := gittest.Serve(t, u, gittest.ServerOptions{})
+	for _, raw := range []string{
+		srv.RepoURL() + "?private_token=" + secret,
+		srv.RepoURL() + "?x=1&access_token=" + secret,
+		strings.Replace(srv.RepoURL(), "http://", "http://oauth2:"+secret+"@", 1),
+		"https://host.invalid/r.git?private_token=" + secret,
+		"alice:" + secret + "@host.invalid:repo.git",
+	} {
+		cache := t.TempDir()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := Fetch(ctx, FetchRequest{URL: raw, Ref: Ref{Branch: "main"}, CacheDir: cache})
+		cancel()
+		if err == nil {
+			t.Errorf("%s: Fetch did not fail", RedactURL(raw))
+			continue
+		}
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("the error shows the secret: %v", err)
+		}
+		if RedactURL(raw) == raw || strings.Contains(RedactURL(raw), secret) {
+			t.Errorf("RedactURL(%q) = %q", raw, RedactURL(raw))
+		}
+		_ = filepath.WalkDir(cache, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if strings.Contains(p, secret) {
+				t.Errorf("a cache path holds the secret: %s", p)
+			}
+			if !d.IsDir() {
+				if data, _ := os.ReadFile(p); strings.Contains(string(data), secret) {
+					t.Errorf("cache file %s holds the secret", p)
+				}
+			}
+			return nil
+		})
 	}
 }

@@ -76,7 +76,7 @@ func TestSyncValidation(t *testing.T) {
 		{name: "bad-mode", wantErr: "spec.policy.mode", edit: func(s map[string]any) { s["policy"] = map[string]any{"mode": "warn"} }},
 		{name: "bad-interval", wantErr: "spec.interval", edit: func(s map[string]any) { s["interval"] = "ten minutes" }},
 		{name: "no-prune", wantErr: "spec.prune", edit: func(s map[string]any) { delete(s, "prune") }},
-		{name: "url-with-password", wantErr: "spec.source.url must not carry credentials: put them in a Secret named by spec.source.secretRef", edit: func(s map[string]any) {
+		{name: "url-with-password", wantErr: "spec.source.url must not carry credentials (a password, http(s) userinfo, or a token in its query): put them in a Secret named by spec.source.secretRef", edit: func(s map[string]any) {
 			src(s)["url"] = "https://user:hunter22@git.example.com/platform/clusters.git"
 		}},
 		{name: "url-with-token", wantErr: "must not carry credentials", edit: func(s map[string]any) {
@@ -84,6 +84,17 @@ func TestSyncValidation(t *testing.T) {
 		}},
 		{name: "ssh-url-with-password", wantErr: "must not carry credentials", edit: func(s map[string]any) {
 			src(s)["url"] = "ssh://git:hunter22@git.example.com/platform/clusters.git"
+		}},
+		// A token in the query (issue 30: the CRD took it, and it reached the Ready
+		// message, a Warning Event and the logs).
+		{name: "url-with-query-private-token", wantErr: "must not carry credentials", edit: func(s map[string]any) {
+			src(s)["url"] = "https://gitlab.example.com/platform/clusters.git?private_token=S3CRET"
+		}},
+		{name: "url-with-query-access-token", wantErr: "must not carry credentials", edit: func(s map[string]any) {
+			src(s)["url"] = "http://git.example.com/clusters.git?x=1&Access_Token=S3CRET"
+		}},
+		{name: "url-with-query-signature", wantErr: "must not carry credentials", edit: func(s map[string]any) {
+			src(s)["url"] = "https://git.example.com/clusters.git?X-Amz-Signature=abc"
 		}},
 		{name: "ssh-url-with-user", edit: func(s map[string]any) { src(s)["url"] = "ssh://git@git.example.com:2222/platform/clusters.git" }},
 		{name: "https-url-with-port", edit: func(s map[string]any) { src(s)["url"] = "https://git.example.com:8443/platform/clusters.git?ref=a@b" }},

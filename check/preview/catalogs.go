@@ -37,7 +37,7 @@ func (c CatalogSpec) String() string {
 	if c.Namespace != "" {
 		name += "/" + c.Namespace
 	}
-	return name + "=" + c.Source
+	return name + "=" + sources.RedactURLs(c.Source)
 }
 
 // ParseCatalogFlag reads `--catalog NAME[/NAMESPACE]=SRC`.
@@ -152,13 +152,15 @@ func catalogImage(s string) bool {
 // catalogProblem is the problem of a catalog that could not be read: the check cannot
 // say what Subscriptions of that catalog install.
 func catalogProblem(spec CatalogSpec, err error) report.Problem {
-	p := report.Problem{Message: fmt.Sprintf("olm preview: catalog %s: %v", spec, err)}
+	// The source, and the errors that repeat it, may hold a URL's credentials
+	// (--catalog NAME=https://user:password@host/...): never shown.
+	p := report.Problem{Message: sources.RedactURLs(fmt.Sprintf("olm preview: catalog %s: %v", spec, err))}
 	if spec.FromConfig {
 		p.File, p.Line = render.ConfigFileName, spec.Line
 	}
 	var notExist *os.PathError
 	if errors.As(err, &notExist) && !spec.FromConfig {
-		p.Message = fmt.Sprintf("olm preview: --catalog %s: %v", spec, err)
+		p.Message = sources.RedactURLs(fmt.Sprintf("olm preview: --catalog %s: %v", spec, err))
 	}
 	return p
 }

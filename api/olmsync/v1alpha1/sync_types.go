@@ -300,11 +300,13 @@ type SubstituteReference struct {
 type GitSource struct {
 	// URL is the repository: https://, http://, ssh://, or scp-like user@host:path.
 	// file:// URLs are accepted only when olmsync runs with local sources enabled.
-	// Credentials never go in it (it is shown by `kubectl get syncs`): a password, or
-	// any userinfo of an http(s) URL, is refused; put them in the Secret SecretRef names.
+	// Credentials never go in it (it is shown by `kubectl get syncs`): a password, any
+	// userinfo of an http(s) URL, or a query parameter that names a token, key,
+	// password, secret, signature or credential (?private_token=, ?access_token=) is
+	// refused; put them in the Secret SecretRef names.
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:Pattern="^((https?|ssh|file)://.+|[^@/:\\s]+@[^:/\\s]+:.+)$"
-	// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#@]*:[^/?#]*@') && !self.matches('(?i)^https?://[^/?#]*@')",message="spec.source.url must not carry credentials: put them in a Secret named by spec.source.secretRef"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#@]*:[^/?#]*@') && !self.matches('(?i)^https?://[^/?#]*@') && !self.matches('(?i)[?&][^=&#]*(token|key|pass|secret|sig|auth|cred)[^=&#]*=')",message="spec.source.url must not carry credentials (a password, http(s) userinfo, or a token in its query): put them in a Secret named by spec.source.secretRef"
 	URL string `json:"url"`
 
 	// Ref is the branch, tag, semver range or commit to follow; the remote's default
