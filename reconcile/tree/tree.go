@@ -253,6 +253,7 @@ func (b *builder) replicaSets(ctx context.Context, node *Node, dep *appsv1.Deplo
 		return
 	}
 	slices.SortFunc(list.Items, func(a, b appsv1.ReplicaSet) int { return cmp.Compare(a.Name, b.Name) })
+	var pods *corev1.PodList // read once, for the first ReplicaSet shown
 	for i := range list.Items {
 		rs := &list.Items[i]
 		if !controlledBy(rs, dep.UID) || (ptr.Deref(rs.Spec.Replicas, 0) == 0 && rs.Status.Replicas == 0) {
@@ -260,12 +261,14 @@ func (b *builder) replicaSets(ctx context.Context, node *Node, dep *appsv1.Deplo
 		}
 		rsNode := node.add(&Node{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "ReplicaSet", Namespace: rs.Namespace, Name: rs.Name})
 		b.describe(ctx, rsNode, rs)
-		var pods corev1.PodList
-		if err := b.r.List(ctx, &pods, client.InNamespace(rs.Namespace)); err != nil {
-			rsNode.Message = cmp.Or(rsNode.Message, "Pods unreadable: "+string(apierrors.ReasonForError(err)))
-			continue
+		if pods == nil {
+			pods = &corev1.PodList{}
+			if err := b.r.List(ctx, pods, client.InNamespace(dep.Namespace)); err != nil {
+				rsNode.Message = cmp.Or(rsNode.Message, "Pods unreadable: "+string(apierrors.ReasonForError(err)))
+				continue
+			}
+			slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return cmp.Compare(a.Name, b.Name) })
 		}
-		slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return cmp.Compare(a.Name, b.Name) })
 		for j := range pods.Items {
 			pod := &pods.Items[j]
 			if controlledBy(pod, rs.UID) {
