@@ -253,8 +253,10 @@ func (s *Server) diff(q *request) (any, error) {
 		if keep == nil {
 			return nil, notFound("%s %s/%s is not an object of Sync %s", kind, query.Get("namespace"), name, client.ObjectKeyFromObject(obj))
 		}
+		whole := report
 		report = diff.NewReport(keep)
-		report.Sync = obj.Namespace + "/" + obj.Name
+		report.Sync, report.Revision, report.LastAppliedRevision = whole.Sync, whole.Revision, whole.LastAppliedRevision
+		report.PolicyMode, report.Prune, report.Suspended = whole.PolicyMode, whole.Prune, whole.Suspended
 	}
 	return report, nil
 }

@@ -26,24 +26,24 @@ const nextLine = () => new Promise((resolve) => lines.once("line", resolve));
 try {
   // A first load warms chromium itself (its start is not the dashboard's).
   await page.goto(url + "/#/");
-  await page.waitForSelector(".sync-card");
+  await page.waitForSelector(".tile");
   let since = performance.now();
   await page.goto(`${url}/#/?namespace=${env("NAMESPACE")}`);
   await page.reload();
-  await page.waitForFunction((n) => document.querySelectorAll(".sync-card").length >= n, count);
+  await page.waitForFunction((n) => document.querySelectorAll(".tile").length >= n, count);
   figure("list-render-ms", since);
 
   since = performance.now();
   await page.goto(`${url}/#/syncs/${syncNS}/${syncName}`);
-  await page.waitForSelector('.node[data-kind="ClusterServiceVersion"][data-phase="Succeeded"]');
+  await page.waitForSelector('.gnode[data-kind="ClusterServiceVersion"][data-phase="Succeeded"]');
   figure("view-render-ms", since);
 
   await page.goto(`${url}/#/?namespace=${env("NAMESPACE")}`);
-  await page.waitForFunction((n) => document.querySelectorAll(".sync-card").length >= n, count);
+  await page.waitForFunction((n) => document.querySelectorAll(".tile").length >= n, count);
   console.log("ready-for-update");
   await nextLine();
   since = performance.now();
-  await page.waitForSelector(`.sync-card[data-sync="${syncNS}/${syncName}"] .app[data-app="team"][data-health="Degraded"]`);
+  await page.waitForSelector(`.tile[data-sync="${syncNS}/${syncName}"][data-app="team"][data-health="Degraded"]`);
   figure("update-on-page-ms", since);
 } catch (err) {
   console.error(String(err.stack || err));
