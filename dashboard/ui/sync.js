@@ -175,12 +175,24 @@ function drawToolbar() {
     el("div", { class: "segmented", role: "group", "aria-label": "View" }, viewButton("graph", "Graph"), viewButton("list", "List")),
     select("kind", "Kind", kinds), select("health", "Health", healthValues), select("sync", "Sync status", syncValues),
     filtering(state.filters) ? el("button", { id: "graph-filter-clear", onclick: () => { state.filters = { kind: "", health: "", sync: "" }; remember(); drawToolbar(); drawResources(); } }, "Clear filters") : null,
+    state.view === "graph" ? el("button", { id: "graph-expand", "aria-pressed": String(state.expanded.size > 0),
+      onclick: () => { if (state.expanded.size) state.expanded.clear(); else expandAll(); drawToolbar(); drawResources(); } },
+    state.expanded.size ? "Collapse groups" : "Expand groups") : null,
     el("span", { class: "meta", id: "resource-counts" }, `${objects.length} objects · ${degraded} Degraded · ${progressing} progressing or waiting · ${outOfSync} OutOfSync`),
     state.view === "graph" ? el("div", { class: "segmented zoom", role: "group", "aria-label": "Zoom" },
       Object.assign(zoom((z) => Math.max(0.25, z / 1.25)), { textContent: "−", title: "Zoom out" }),
       Object.assign(zoom(() => 1), { textContent: "100%", title: "Actual size" }),
       Object.assign(zoom(() => fitZoom()), { textContent: "Fit", title: "Fit the width" }),
       Object.assign(zoom((z) => Math.min(2, z * 1.25)), { textContent: "+", title: "Zoom in" })) : null].filter(Boolean));
+}
+
+// expandAll expands every group, and the groups that shows, until none is left.
+function expandAll() {
+  for (let i = 0; i < 8; i++) {
+    const groups = layout(state.v.graph, { filters: state.filters, expanded: state.expanded }).order.filter((it) => it.group);
+    if (!groups.length) return;
+    for (const g of groups) state.expanded.add(g.id);
+  }
 }
 
 function fitZoom() {
