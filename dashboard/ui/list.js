@@ -35,7 +35,7 @@ function rowsOf(items) {
       rows.push({ s, href, app: null, name: s.name, health: s.health, sync: s.sync, message: s.readyMessage || "" });
     }
     for (const a of s.apps) {
-      rows.push({ s, href, app: a, name: a.name, health: s.suspended ? "Suspended" : a.health, sync: a.sync, message: a.message || "" });
+      rows.push({ s, href, app: a, name: a.name, health: a.health, sync: a.sync, message: a.message || "" });
     }
   }
   return rows;
@@ -84,21 +84,29 @@ function counts(rows, query) {
 
 function tip(r) {
   const s = r.s;
-  return [`${r.app ? "App " + r.name + " of " : ""}Sync ${s.namespace}/${s.name}`, `${r.health} · ${r.sync}`,
+  return [`${r.app ? "App " + r.name + " of " : ""}Sync ${s.namespace}/${s.name}${s.suspended ? " (suspended)" : ""}`, `${r.health} · ${r.sync}`,
     `revision ${short(s.revision) || "none"}${s.commit ? ` “${s.commit.subject}” by ${s.commit.author}` : ""}`,
     s.lastSync ? `last sync ${ago(s.lastSync)} (${s.lastSyncDuration}, ${s.lastSyncResult})` : "never synced",
     r.app ? `${r.app.objects} object(s)${r.app.violations ? `, ${r.app.violations} violation(s)` : ""}` : "", r.message].filter(Boolean).join("\n");
 }
 
+// brief shortens an app's message for a tile's one line: `Kind "ns/name" is Health: why`
+// (as the reconciler writes it) becomes `name: why`; the tooltip has it whole.
+export function brief(message) {
+  const m = /^[A-Za-z]+ "(?:[^"/]*\/)?([^"]+)" is [A-Za-z]+: (.*)$/s.exec(message);
+  return m ? `${m[1]}: ${m[2]}` : message;
+}
+
 function tiles(rows) {
   return el("div", { class: "tiles", id: "tiles" }, rows.map((r) =>
-    el("a", { class: `tile h-${r.health}`, href: r.href, title: tip(r), "data-sync": `${r.s.namespace}/${r.s.name}`, "data-app": r.app ? r.name : "",
-      "data-health": r.health, "data-sync-status": r.sync },
+    el("a", { class: `tile h-${r.health}` + (r.s.suspended ? " suspended" : ""), href: r.href, title: tip(r), "data-sync": `${r.s.namespace}/${r.s.name}`,
+      "data-app": r.app ? r.name : "", "data-health": r.health, "data-sync-status": r.sync, "data-suspended": r.s.suspended ? "true" : null },
     el("div", { class: "t1" },
       el("span", { class: "hdot h-" + r.health, "aria-label": "health " + r.health, role: "img" }),
       el("span", { class: "sglyph s-" + r.sync, "aria-label": "sync " + r.sync, role: "img" }),
-      el("span", { class: "tname" }, r.app ? r.name : r.s.name)),
-    el("div", { class: "t2" }, r.message || `${r.s.namespace}/${r.s.name}`))));
+      el("span", { class: "tname" }, r.app ? r.name : r.s.name),
+      r.s.suspended ? el("span", { class: "susp", role: "img", "aria-label": "the Sync is suspended" }) : null),
+    el("div", { class: "t2" }, r.message ? brief(r.message) : `${r.s.namespace}/${r.s.name}`))));
 }
 
 function table(rows) {
@@ -109,7 +117,7 @@ function table(rows) {
       const row = el("tr", { class: "h-" + r.health, "data-sync": `${r.s.namespace}/${r.s.name}`, "data-app": r.app ? r.name : "", "data-health": r.health, "data-sync-status": r.sync },
         el("td", {}, el("span", { class: "hdot h-" + r.health }), " ", r.health),
         el("td", {}, el("span", { class: "sglyph s-" + r.sync }), " ", r.sync),
-        el("td", {}, el("a", { href: r.href }, r.app ? r.name : "—")),
+        el("td", {}, el("a", { href: r.href }, r.app ? r.name : "—"), r.s.suspended ? el("span", { class: "susp" }, " suspended") : null),
         el("td", {}, `${r.s.namespace}/${r.s.name}`),
         el("td", {}, el("code", {}, short(r.s.revision) || "none")),
         el("td", {}, r.s.lastSync ? ago(r.s.lastSync) : "never"),

@@ -169,7 +169,7 @@ function drawToolbar() {
     progressing = count((n) => n.health === "Progressing" || n.health === "WaitingForApproval");
   const viewButton = (view, label) => el("button", { class: "seg" + (state.view === view ? " on" : ""), id: "view-" + view, "aria-pressed": String(state.view === view),
     onclick: () => { state.view = view; remember(); drawToolbar(); drawResources(); } }, label);
-  const zoom = (f) => el("button", { class: "seg", onclick: () => { state.zoom = f(state.zoom); drawResources(); } });
+  const zoom = (id, f) => el("button", { class: "seg", id: "zoom-" + id, onclick: () => { state.zoom = f(state.zoom); drawResources(); } });
   clear(document.getElementById("resource-toolbar")).append(...[
     el("h2", {}, "Resources"),
     el("div", { class: "segmented", role: "group", "aria-label": "View" }, viewButton("graph", "Graph"), viewButton("list", "List")),
@@ -180,10 +180,10 @@ function drawToolbar() {
     state.expanded.size ? "Collapse groups" : "Expand groups") : null,
     el("span", { class: "meta", id: "resource-counts" }, `${objects.length} objects · ${degraded} Degraded · ${progressing} progressing or waiting · ${outOfSync} OutOfSync`),
     state.view === "graph" ? el("div", { class: "segmented zoom", role: "group", "aria-label": "Zoom" },
-      Object.assign(zoom((z) => Math.max(0.25, z / 1.25)), { textContent: "−", title: "Zoom out" }),
-      Object.assign(zoom(() => 1), { textContent: "100%", title: "Actual size" }),
-      Object.assign(zoom(() => fitZoom()), { textContent: "Fit", title: "Fit the width" }),
-      Object.assign(zoom((z) => Math.min(2, z * 1.25)), { textContent: "+", title: "Zoom in" })) : null].filter(Boolean));
+      Object.assign(zoom("out", (z) => Math.max(0.25, z / 1.25)), { textContent: "−", title: "Zoom out" }),
+      Object.assign(zoom("reset", () => 1), { textContent: "100%", title: "Actual size" }),
+      Object.assign(zoom("fit", () => fitZoom()), { textContent: "Fit", title: "Fit the width" }),
+      Object.assign(zoom("in", (z) => Math.min(2, z * 1.25)), { textContent: "+", title: "Zoom in" })) : null].filter(Boolean));
 }
 
 // expandAll expands every group, and the groups that shows, until none is left.

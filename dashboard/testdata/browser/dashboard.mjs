@@ -83,6 +83,11 @@ const stillPending = () => page.evaluate(async ([ns, name, team]) => {
   return v.approvalsPending.some((p) => p.namespace === team);
 }, [syncNS, syncName, teamNS]);
 const shot = (name, fullPage = true) => page.screenshot({ path: join(artifacts, name + ".png"), fullPage });
+// shotTo cuts the page at the bottom of an element: a short page without its empty rest.
+const shotTo = async (name, selector) => {
+  const box = await page.locator(selector).boundingBox();
+  await page.screenshot({ path: join(artifacts, name + ".png"), clip: { x: 0, y: 0, width: 1600, height: Math.min(1000, Math.ceil(box.y + box.height + 16)) } });
+};
 // figure prints a time the closing notes quote: from an action to the page showing it.
 const figure = (name, since) => console.log(`figure ${name} ${(performance.now() - since).toFixed(0)} ms`);
 const text = async (sel) => (await page.textContent(sel)) || "";
@@ -101,7 +106,7 @@ try {
   for (const [count, n] of [["health=Degraded", "1"], ["health=WaitingForApproval", "1"], ["health=Healthy", "1"], ["sync=Synced", "3"]]) {
     check((await text(`#counts [data-count="${count}"] .n`)) === n, `the count ${count} is ${n}`);
   }
-  await shot("01-list-tiles");
+  await shotTo("01-list-tiles", "#tiles");
 
   step = "a count filters, in the URL";
   await page.click('#counts [data-count="health=Degraded"]');
@@ -111,7 +116,7 @@ try {
   await page.reload();
   await page.waitForSelector(tile("broken"));
   check((await page.inputValue("#filter-health")) === "Degraded", "the filter survives a reload");
-  await shot("02-list-degraded");
+  await shotTo("02-list-degraded", "#tiles");
 
   step = "the table: one line per app, the message expands";
   await page.goto(url + "/#/?view=table");
@@ -121,7 +126,7 @@ try {
   await page.click(`${row} button.expand`);
   await page.waitForSelector(`${row}.expanded`);
   check(await page.evaluate((sel) => { const m = document.querySelector(sel + " td.msg"); return m.scrollWidth <= m.clientWidth; }, row), "expanded, the message is whole");
-  await shot("03-list-table");
+  await shotTo("03-list-table", "#apps-table");
 
   step = "the graph of the Sync: apps, OLM's chain, targets and catalogs as edges, with badges";
   since = performance.now();
@@ -198,9 +203,9 @@ try {
   await page.click("#tab-desired");
   await page.waitForSelector("#manifest-desired");
   check((await text("#manifest-desired")).includes("password: '***'"), "the desired Secret's value is masked");
+  await shot("07-secret-masked", false);
   await page.click("#tab-diff");
   await page.waitForSelector("#diff-head");
-  await shot("07-secret-masked", false);
 
   step = "the list view with a filter, in the URL";
   await page.keyboard.press("Escape");
@@ -284,6 +289,8 @@ try {
   await page.waitForSelector("#manifest-live");
   check((await text("#manifest-live")).includes("phase: Running"), "the Pod's live manifest comes from the API server, whole");
   await page.keyboard.press("Escape");
+  await page.click("#zoom-fit");
+  await page.locator("#resources").scrollIntoViewIfNeeded();
   await shot("11-approved-installed", false);
 
   step = "no answer of the API held a Secret's value";
