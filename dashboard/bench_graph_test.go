@@ -183,7 +183,7 @@ func graphRepository(prefix string) map[string]string {
 		files[fmt.Sprintf("app-%d/subscriptions.yaml", i)] = subs.String()
 		files[fmt.Sprintf("app-%d/settings.yaml", i)] = cms.String()
 	}
-	apps.WriteString(fmt.Sprintf("policy:\n  marketplaceNamespace: %s-0\n  operatorGroups: []\n", prefix))
+	fmt.Fprintf(&apps, "policy:\n  marketplaceNamespace: %s-0\n  operatorGroups: []\n", prefix)
 	files["olmsync.yaml"] = apps.String()
 	files["cluster-scope/namespaces.yaml"] = nss.String()
 	files["cluster-scope/operatorgroups.yaml"] = ogs.String()

@@ -57,7 +57,7 @@ func newDashboard(mgr ctrl.Manager, cfg *rest.Config, syncs *gitsync.Reconciler,
 		Live: func(ctx context.Context, obj *olmsyncv1alpha1.Sync, gvk schema.GroupVersionKind, key types.NamespacedName, managed bool) (*unstructured.Unstructured, error) {
 			// What the Sync applied, as the Sync applies it (its service account, its
 			// cluster); what OLM made, as olmsync reads it for the tree.
-			c := client.Client(unfenced)
+			c := unfenced
 			if managed {
 				var err error
 				if c, err = gitsync.ClientFor(ctx, cfg, unfenced, unfenced, obj); err != nil {
