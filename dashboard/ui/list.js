@@ -35,7 +35,8 @@ function rowsOf(items) {
       rows.push({ s, href, app: null, name: s.name, health: s.health, sync: s.sync, message: s.readyMessage || "" });
     }
     for (const a of s.apps) {
-      rows.push({ s, href, app: a, name: a.name, health: a.health, sync: a.sync, message: a.message || "" });
+      // An app's tile opens the Sync's graph of that app.
+      rows.push({ s, href: href + "?app=" + encodeURIComponent(a.name), app: a, name: a.name, health: a.health, sync: a.sync, message: a.message || "" });
     }
   }
   return rows;

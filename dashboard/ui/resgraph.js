@@ -28,7 +28,7 @@ export function matches(n, f) {
   return (!f.kind || n.kind === f.kind) && (!f.health || n.health === f.health) && (!f.sync || n.sync === f.sync);
 }
 const structural = (n) => n.kind === "Sync" || n.kind === "App";
-export const filtering = (f) => !!(f.kind || f.health || f.sync);
+export const filtering = (f) => !!(f.kind || f.health || f.sync || f.app);
 
 // layout places the graph's nodes for the filters and the expanded groups (a Set of
 // group ids). It returns the items drawn (nodes and groups, with x, y, col, parent and
@@ -44,15 +44,26 @@ export function layout(graph, { filters = {}, expanded = new Set() } = {}) {
       kids.get(n.parent).push(n);
     } else roots.push(n);
   }
-  // What is shown: every node, or with a filter the Sync, the nodes it matches and the
-  // way to them from the Sync (the objects on it dimmed).
+  // One app (filters.app): what it holds, and the CatalogSources its Subscriptions
+  // resolve from (dimmed, with the way to them).
+  let scope = null;
+  const linked = new Set();
+  if (filters.app) {
+    scope = new Set();
+    const add = (id) => { scope.add(id); for (const k of kids.get(id) || []) add(k.id); };
+    if (byId.has("App//" + filters.app)) add("App//" + filters.app);
+    for (const e of graph.edges) if (e.kind === "catalog" && scope.has(e.to) && !scope.has(e.from)) linked.add(e.from);
+  }
+  // What is shown: every node; or with filters the Sync, the nodes they match and the way
+  // to them from the Sync (the objects on it dimmed).
   let keep = null;
-  const dim = new Set();
+  const dim = new Set(linked);
   if (filtering(filters)) {
     keep = new Set();
     for (const n of graph.nodes) {
       if (n.kind === "Sync") { keep.add(n.id); continue; }
-      if (n.kind === "App" || !matches(n, filters)) continue;
+      if (scope && !scope.has(n.id) && !linked.has(n.id)) continue;
+      if (n.kind === "App" ? !(scope && scope.has(n.id)) : !matches(n, filters)) continue;
       keep.add(n.id);
       for (let p = byId.get(n.parent); p && !keep.has(p.id); p = byId.get(p.parent)) { keep.add(p.id); if (!structural(p)) dim.add(p.id); }
     }

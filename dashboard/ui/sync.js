@@ -25,7 +25,7 @@ let state = null;
 function fromQuery(key, query) {
   return {
     key, view: query.get("view") === "list" ? "list" : "graph",
-    filters: { kind: query.get("kind") || "", health: query.get("health") || "", sync: query.get("sync") || "" },
+    filters: { app: query.get("app") || "", kind: query.get("kind") || "", health: query.get("health") || "", sync: query.get("sync") || "" },
     selected: query.get("node") || "", tab: tabs.includes(query.get("tab")) ? query.get("tab") : "summary",
     expanded: new Set(), zoom: 1, focus: "", v: null, lay: null,
   };
@@ -156,6 +156,7 @@ document.addEventListener("keydown", (e) => {
 function drawToolbar() {
   const nodes = state.v.graph.nodes;
   const kinds = [...new Set(nodes.filter((n) => n.kind !== "Sync" && n.kind !== "App").map((n) => n.kind))].sort();
+  const apps = nodes.filter((n) => n.kind === "App").map((n) => n.name);
   const set = (k, value) => { state.filters[k] = value; remember(); drawToolbar(); drawResources(); };
   const select = (k, label, values) => {
     const s = el("select", { id: "graph-filter-" + k, "aria-label": label },
@@ -173,8 +174,8 @@ function drawToolbar() {
   clear(document.getElementById("resource-toolbar")).append(...[
     el("h2", {}, "Resources"),
     el("div", { class: "segmented", role: "group", "aria-label": "View" }, viewButton("graph", "Graph"), viewButton("list", "List")),
-    select("kind", "Kind", kinds), select("health", "Health", healthValues), select("sync", "Sync status", syncValues),
-    filtering(state.filters) ? el("button", { id: "graph-filter-clear", onclick: () => { state.filters = { kind: "", health: "", sync: "" }; remember(); drawToolbar(); drawResources(); } }, "Clear filters") : null,
+    select("app", "App", apps), select("kind", "Kind", kinds), select("health", "Health", healthValues), select("sync", "Sync status", syncValues),
+    filtering(state.filters) ? el("button", { id: "graph-filter-clear", onclick: () => { state.filters = { app: "", kind: "", health: "", sync: "" }; remember(); drawToolbar(); drawResources(); } }, "Clear filters") : null,
     state.view === "graph" ? el("button", { id: "graph-expand", "aria-pressed": String(state.expanded.size > 0),
       onclick: () => { if (state.expanded.size) state.expanded.clear(); else expandAll(); drawToolbar(); drawResources(); } },
     state.expanded.size ? "Collapse groups" : "Expand groups") : null,

@@ -128,6 +128,15 @@ try {
   check(await page.evaluate((sel) => { const m = document.querySelector(sel + " td.msg"); return m.scrollWidth <= m.clientWidth; }, row), "expanded, the message is whole");
   await shotTo("03-list-table", "#apps-table");
 
+  step = "an app's link opens the graph of that app";
+  await page.click(`${row} a`);
+  await page.waitForSelector(node(id.widget));
+  check((await page.evaluate(() => location.hash)).endsWith(`/syncs/${syncNS}/${syncName}?app=team`), "the app is in the URL");
+  check((await page.inputValue("#graph-filter-app")) === "team", "the app filter says team");
+  check(await page.locator(node(id.ghost)).count() === 0 && await page.locator(node("App//broken")).count() === 0, "the broken app is not drawn");
+  check(await page.locator(`${node(id.cat)}.dim`).count() === 1, "the CatalogSource the team's Subscription resolves from is drawn, dimmed");
+  check(await page.locator(edge(id.cat, id.widget, "catalog")).count() === 1, "with its catalog edge");
+
   step = "the graph of the Sync: apps, OLM's chain, targets and catalogs as edges, with badges";
   since = performance.now();
   await page.goto(`${url}/#/syncs/${syncNS}/${syncName}`);
