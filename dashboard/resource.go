@@ -26,7 +26,7 @@ import (
 	"github.com/olmsync/olmsync/render"
 )
 
-// treeOptions are what the dashboard's tree of a Sync shows: its apps, OLM's chain down
+// treeOf is the dashboard's tree of a Sync: its apps, OLM's chain down
 // to the Pods, and the namespaces each OperatorGroup targets.
 func (s *Server) treeOf(ctx context.Context, obj *olmsyncv1alpha1.Sync) (*tree.Node, error) {
 	var appsOf map[string]string
