@@ -170,6 +170,10 @@ bench: envtest $(KUSTOMIZE) $(CONFTEST) ## Run the benchmarks (BenchmarkCheck al
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) OLMSYNC_KUSTOMIZE=$(KUSTOMIZE) OLMSYNC_CONFTEST=$(CONFTEST) \
 		go test -run '^$$' -bench . -benchmem ./... | hack/benchgoals.sh
 
+.PHONY: bench-graph
+bench-graph: envtest browser-deps ## The dashboard's resource graph of a Sync of 511 objects in chromium (BenchmarkGraph): load to graph, and every node drawn, in ms (medians of 5 rounds).
+	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) CI=true go test -run '^$$' -bench '^BenchmarkGraph$$' -benchtime 1x ./dashboard/ | hack/benchgoals.sh
+
 ##@ Test control plane
 
 .PHONY: envtest

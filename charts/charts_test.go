@@ -242,7 +242,7 @@ func TestRenderValues(t *testing.T) {
 			if find(r, "Service", "olmsync-dashboard") != nil || !slices.Contains(args(t, r), "--dashboard-addr=") {
 				t.Errorf("a dashboard with dashboard.enabled false: args %q", args(t, r))
 			}
-			if rules := fmt.Sprint(find(r, "ClusterRole", "olmsync-gitops").Object["rules"]); strings.Contains(rules, "tokenreviews") {
+			if rules := fmt.Sprint(find(r, "ClusterRole", "olmsync-gitops").Object["rules"]); strings.Contains(rules, "tokenreviews") || strings.Contains(rules, "replicasets") {
 				t.Errorf("the dashboard's rights without the dashboard: %s", rules)
 			}
 		}},
@@ -251,7 +251,7 @@ func TestRenderValues(t *testing.T) {
 				t.Errorf("args %q", args(t, r))
 			}
 			rules := fmt.Sprint(find(r, "ClusterRole", "olmsync-gitops").Object["rules"])
-			for _, want := range []string{"tokenreviews", "subjectaccessreviews"} {
+			for _, want := range []string{"tokenreviews", "subjectaccessreviews", "replicasets", "pods"} {
 				if !strings.Contains(rules, want) {
 					t.Errorf("the gitops ClusterRole lacks %s: %s", want, rules)
 				}

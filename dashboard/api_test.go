@@ -136,6 +136,11 @@ func TestAPIReads(t *testing.T) {
 		}
 	})
 
+	t.Run("resource graph", func(t *testing.T) { testGraph(t, sc) })
+	t.Run("resource", func(t *testing.T) { testResource(t, sc) })
+	t.Run("desired", func(t *testing.T) { testDesired(t, sc) })
+	t.Run("secrets never sent", func(t *testing.T) { testSecretsNeverSent(t, sc) })
+
 	t.Run("file", func(t *testing.T) {
 		var f dashboard.FileView
 		sc.get(t, syncPath+"/file?path=broken/extra-namespace.yaml", sc.viewer, &f)
@@ -354,6 +359,7 @@ func TestAPIActions(t *testing.T) {
 		}
 		return nil
 	})
+	testWorkloadsInGraph(t, sc)
 	logged := sc.log.all()
 	for _, action := range []string{"reconcile", "suspend", "resume", "approve"} {
 		if !strings.Contains(logged, "action "+action) || !strings.Contains(logged, approver) {

@@ -117,7 +117,7 @@ func BenchmarkDashboard(b *testing.B) {
 	b.Run("browser", func(b *testing.B) {
 		node, chromium := browserTools(b)
 		k := keys[0]
-		var list, view, update float64
+		var list, view, update, below float64
 		for b.Loop() {
 			figures := runBenchPage(b, node, chromium, url, ns, k, func() {
 				patch := `{"status":{"apps":[{"name":"team","namespace":"` + ns + `","sync":"Synced","health":"Degraded","objects":8}]}}`
@@ -127,6 +127,7 @@ func BenchmarkDashboard(b *testing.B) {
 				}
 			})
 			list, view, update = list+figures["list-render-ms"], view+figures["view-render-ms"], update+figures["update-on-page-ms"]
+			below += figures["tiles-below-screen"]
 			// Back to Healthy for the next round.
 			patch := `{"status":{"apps":[{"name":"team","namespace":"` + ns + `","sync":"Synced","health":"Healthy","objects":8}]}}`
 			obj := &olmsyncv1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}}
@@ -138,6 +139,7 @@ func BenchmarkDashboard(b *testing.B) {
 		b.ReportMetric(list/n, "list-render-ms")
 		b.ReportMetric(view/n, "view-render-ms")
 		b.ReportMetric(update/n, "update-on-page-ms")
+		b.ReportMetric(below/n, "tiles-below-screen")
 	})
 	b.Run("update", func(b *testing.B) {
 		resp := openStream(b, url)
@@ -270,6 +272,11 @@ func runBenchPage(b *testing.B, node, chromium, url, ns string, k types.Namespac
 	cmd.Dir = filepath.Join("testdata", "browser")
 	cmd.Env = append(os.Environ(), "DASHBOARD_URL="+url, "NAMESPACE="+ns, "SYNC="+k.String(),
 		"COUNT="+strconv.Itoa(benchSyncs), "CHROMIUM="+chromium)
+	if dir := os.Getenv("OLMSYNC_ARTIFACTS"); dir != "" {
+		if dir, err := filepath.Abs(filepath.Join(dir, "dashboard")); err == nil && os.MkdirAll(dir, 0o755) == nil {
+			cmd.Env = append(cmd.Env, "ARTIFACTS="+dir)
+		}
+	}
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

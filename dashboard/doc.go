@@ -1,14 +1,17 @@
 // Package dashboard is olmsync's Argo-style dashboard of the running reconciler: an
 // http.Handler that `olmsync run --dashboard-addr` serves beside the controllers. Its JSON
 // API under /api/v1/ lists the Syncs and their apps (sync status, OLM-aware health,
-// revision and commit, last sync, violations), shows one Sync as a tree (Sync → app →
-// objects, Subscription → InstallPlan → CSV → Deployments, OperatorGroup → target
-// namespaces; reconcile/tree), the diff of its objects against Git (reconcile/diff, the
-// code of `olmsync diff sync`), a Subscription's upgrade graph from the catalog the
-// embedded OLM loaded (olm/catalog), its violations with links to the forge, its history
-// and the Events of its objects, and streams changes as server-sent events fed by the
-// manager's informers. Every read comes from the manager's cache; nothing lists the API
-// server per request.
+// revision and commit, last sync, violations), shows one Sync as a tree and a resource
+// graph (Sync → app → objects, Subscription → InstallPlan → CSV → Deployments →
+// ReplicaSets → Pods, OperatorGroup → target namespaces, CatalogSource → Subscriptions;
+// reconcile/tree), an object's live manifest, conditions and Events, its desired manifest
+// at the applied revision with its file and line, its diff against Git (reconcile/diff,
+// the code of `olmsync diff sync`), a Subscription's upgrade graph from the catalog the
+// embedded OLM loaded (olm/catalog), the Sync's violations with links to the forge, its
+// history and the Events of its objects, and streams changes as server-sent events fed by
+// the manager's informers. Reads of state come from the manager's cache; nothing lists
+// the API server per request. No answer holds a Secret's values: they are masked in
+// manifests, diffs and files.
 //
 // Writes — reconcile now, suspend, resume, approve a Manual InstallPlan — need a bearer
 // token that a TokenReview accepts and a SubjectAccessReview allows the verb kubectl

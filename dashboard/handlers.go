@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	authorizationv1 "k8s.io/api/authorization/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,6 +22,7 @@ import (
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	operatorsv1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/internal/safeyaml"
 	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/reconcile/diff"
 	"github.com/olmsync/olmsync/reconcile/inventory"
@@ -148,10 +151,12 @@ type SyncView struct {
 	Summary            SyncSummary                         `json:"summary"`
 	Conditions         []metav1.Condition                  `json:"conditions"`
 	Tree               *tree.Node                          `json:"tree"`
+	Graph              *Graph                              `json:"graph"`
 	Violations         []Violation                         `json:"violations"`
 	ViolationCount     int                                 `json:"violationCount"`
 	History            []olmsyncv1alpha1.ReconcileSnapshot `json:"history"`
 	LastFetched        string                              `json:"lastFetchedRevision,omitempty"`
+	LastApplied        string                              `json:"lastAppliedRevision,omitempty"`
 	LastPrune          *olmsyncv1alpha1.PruneSummary       `json:"lastPrune,omitempty"`
 	LastRevisionChange *olmsyncv1alpha1.RevisionChange     `json:"lastRevisionChange,omitempty"`
 	ApprovalsPending   []ObjectRef                         `json:"approvalsPending"`
@@ -169,18 +174,15 @@ func (s *Server) syncView(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var appsOf map[string]string
-	if s.opts.AppsOf != nil {
-		appsOf = s.opts.AppsOf(client.ObjectKeyFromObject(obj))
-	}
-	root, err := tree.Build(q.Context(), s.opts.Reader, obj, tree.Options{Apps: true, AppOf: appsOf, TargetNamespaces: true})
+	root, err := s.treeOf(q.Context(), obj)
 	if err != nil {
 		return nil, err
 	}
 	v := SyncView{Summary: summarize(obj, s.packagesOf(q.Context(), obj)), Conditions: append([]metav1.Condition{}, obj.Status.Conditions...), Tree: root,
+		Graph:      s.graphOf(q.Context(), root),
 		Violations: violations(obj), ViolationCount: obj.Status.ViolationCount, History: obj.Status.History,
-		LastFetched: obj.Status.LastFetchedRevision, LastPrune: obj.Status.LastPrune, LastRevisionChange: obj.Status.LastRevisionChange,
-		ApprovalsPending: []ObjectRef{}}
+		LastFetched: obj.Status.LastFetchedRevision, LastApplied: obj.Status.LastAppliedRevision, LastPrune: obj.Status.LastPrune,
+		LastRevisionChange: obj.Status.LastRevisionChange, ApprovalsPending: []ObjectRef{}}
 	if v.History == nil {
 		v.History = []olmsyncv1alpha1.ReconcileSnapshot{}
 	}
@@ -210,32 +212,13 @@ func (s *Server) events(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, err := tree.Build(q.Context(), s.opts.Reader, obj, tree.Options{})
+	root, err := tree.Build(q.Context(), s.opts.Reader, obj, tree.Options{Workloads: true})
 	if err != nil {
 		return nil, err
 	}
 	objects := map[ObjectRef]bool{}
-	namespaces := map[string]bool{}
-	root.Walk(func(n *tree.Node) {
-		objects[ObjectRef{n.Kind, n.Namespace, n.Name}] = true
-		namespaces[cmp.Or(n.Namespace, metav1.NamespaceDefault)] = true
-	})
-	out := []Event{}
-	for _, ns := range slices.Sorted(maps.Keys(namespaces)) {
-		var list corev1.EventList
-		if err := s.opts.Reader.List(q.Context(), &list, client.InNamespace(ns)); err != nil {
-			return nil, fmt.Errorf("list the Events of namespace %s: %w", ns, err)
-		}
-		for i := range list.Items {
-			ev := &list.Items[i]
-			ref := ObjectRef{ev.InvolvedObject.Kind, ev.InvolvedObject.Namespace, ev.InvolvedObject.Name}
-			if objects[ref] {
-				out = append(out, Event{Type: ev.Type, Reason: ev.Reason, Object: ref, Message: ev.Message, Count: ev.Count, LastSeen: tree.EventTime(ev)})
-			}
-		}
-	}
-	slices.SortStableFunc(out, func(a, b Event) int { return b.LastSeen.Compare(a.LastSeen) })
-	return out[:min(len(out), maxEvents)], nil
+	root.Walk(func(n *tree.Node) { objects[ObjectRef{n.Kind, n.Namespace, n.Name}] = true })
+	return s.eventsOf(q.Context(), objects, maxEvents)
 }
 
 // diff is `olmsync diff sync` of the Sync; ?kind=&namespace=&name= keep one object.
@@ -270,8 +253,10 @@ func (s *Server) diff(q *request) (any, error) {
 		if keep == nil {
 			return nil, notFound("%s %s/%s is not an object of Sync %s", kind, query.Get("namespace"), name, client.ObjectKeyFromObject(obj))
 		}
+		whole := report
 		report = diff.NewReport(keep)
-		report.Sync = obj.Namespace + "/" + obj.Name
+		report.Sync, report.Revision, report.LastAppliedRevision = whole.Sync, whole.Revision, whole.LastAppliedRevision
+		report.PolicyMode, report.Prune, report.Suspended = whole.PolicyMode, whole.Prune, whole.Suspended
 	}
 	return report, nil
 }
@@ -477,8 +462,11 @@ type FileView struct {
 const maxFileView = 1 << 20
 
 // file shows a file of the Sync's repository at status.lastFetchedRevision (the
-// revision of status.violations), so that a violation links to its file and line
-// whatever hosts the repository: ?path= is relative to spec.path, as a violation's file.
+// revision of status.violations), or at ?revision= when it is status.lastAppliedRevision
+// (the desired view's), so that a violation and a desired object link to their file and
+// line whatever hosts the repository: ?path= is relative to spec.path, as a violation's
+// file. Only manifests (YAML, JSON) are shown, a Secret's values masked (maskFile), and
+// none that a kustomization reads into a Secret.
 func (s *Server) file(q *request) (any, error) {
 	obj, err := q.getSync("get")
 	if err != nil {
@@ -488,7 +476,16 @@ func (s *Server) file(q *request) (any, error) {
 	if p == "" || len(p) > 1024 || strings.HasPrefix(p, "/") || slices.Contains(strings.Split(p, "/"), "..") || strings.ContainsRune(p, 0) {
 		return nil, badRequest("query parameter path %q: want a relative path inside the repository", p)
 	}
+	if !shownFile(p) {
+		return nil, badRequest("query parameter path %q: only manifests (.yaml, .yml, .json) are shown", p)
+	}
 	revision := obj.Status.LastFetchedRevision
+	if r := q.URL.Query().Get("revision"); r != "" && r != revision {
+		if r != obj.Status.LastAppliedRevision {
+			return nil, badRequest("query parameter revision %q: only the fetched or the applied revision of the Sync is shown", r)
+		}
+		revision = r
+	}
 	if revision == "" || s.opts.File == nil {
 		return nil, notFound("Sync %s has no fetched revision to read %s from", client.ObjectKeyFromObject(obj), p)
 	}
@@ -496,10 +493,77 @@ func (s *Server) file(q *request) (any, error) {
 	if err != nil {
 		return nil, notFound("%s at %s: %v", p, revision, err)
 	}
+	if s.generatorSource(q.Context(), obj, revision, p) {
+		return nil, notFound("%s at %s is not shown: a secretGenerator reads it into a Secret", p, revision)
+	}
+	if data, err = maskFile(p, data); err != nil {
+		return nil, notFound("%s at %s is not shown: %v", p, revision, err)
+	}
 	v := FileView{Sync: obj.Namespace + "/" + obj.Name, Revision: revision, Path: p}
 	if len(data) > maxFileView {
 		data, v.Truncated = data[:maxFileView], true
 	}
 	v.Lines = strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	return v, nil
+}
+
+// kustomizationNames are the names kustomize reads a folder's kustomization from.
+var kustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+
+// generatorSource reports whether a kustomization in file's folder or one above it reads
+// file into a Secret: a secretGenerator's files or envs.
+func (s *Server) generatorSource(ctx context.Context, obj *olmsyncv1alpha1.Sync, revision, file string) bool {
+	for dir := path.Dir(file); ; dir = path.Dir(dir) {
+		for _, name := range kustomizationNames {
+			k := path.Join(dir, name)
+			data, err := s.opts.File(ctx, obj, revision, k)
+			if err != nil {
+				continue
+			}
+			for _, src := range secretSources(k, data) {
+				if path.Join(dir, src) == file {
+					return true
+				}
+			}
+		}
+		if dir == "." || dir == "/" {
+			return false
+		}
+	}
+}
+
+// secretSources are the files a kustomization's secretGenerators read, as it names them
+// (relative to its folder).
+func secretSources(name string, data []byte) []string {
+	docs, err := safeyaml.Documents(name, data)
+	if err != nil || len(docs) == 0 || len(docs[0].Content) != 1 {
+		return nil
+	}
+	var out []string
+	gens := value(docs[0].Content[0], "secretGenerator")
+	if gens == nil {
+		return nil
+	}
+	for _, g := range gens.Content {
+		for _, field := range []string{"files", "envs", "env"} {
+			v := value(g, field)
+			if v == nil {
+				continue
+			}
+			items := v.Content
+			if v.Kind == yaml.ScalarNode {
+				items = []*yaml.Node{v}
+			}
+			for _, item := range items {
+				if item.Kind == yaml.ScalarNode {
+					_, src, ok := strings.Cut(item.Value, "=")
+					if !ok || field != "files" {
+						src = item.Value
+					}
+					out = append(out, src)
+				}
+			}
+		}
+	}
+	return out
 }

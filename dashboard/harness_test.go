@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,10 +15,13 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,10 +49,13 @@ func TestMain(m *testing.M) {
 //     1.0.0 and 1.1.0 and its CatalogSource — Synced and Healthy;
 //   - team: a Manual Subscription to widget starting at 1.0.0 — its InstallPlan waits for
 //     approval (WaitingForApproval);
+//   - team: also twelve ConfigMaps (a fan-out the graph collapses), a Secret and a
+//     secretGenerator's Secret, whose values the dashboard must never send (secretValues);
 //   - broken: a Subscription to a package no catalog has (Degraded, ResolutionFailed) and
 //     a Namespace outside the cluster-scope app (placement rule OP011).
 //
 // The Sync is in audit mode, so that the violation is reported and everything applied.
+// A stand-in for the ReplicaSet controller gives each Deployment a ReplicaSet and a Pod.
 type scenario struct {
 	env *testenv.Env
 	// ns is the team's namespace (and the catalog's), nsb the broken app's.
@@ -71,6 +78,28 @@ var widgetBundles = []olmtest.Bundle{
 	{Package: "widget", Version: "1.0.0"},
 	{Package: "widget", Version: "1.1.0", Replaces: "widget.v1.0.0"},
 }
+
+// The values of the scenario's Secrets, which no answer of the dashboard may hold, in
+// any form (secretForms).
+const (
+	secretPassword  = "hunter2-never-shown"
+	secretToken     = "tok-never-shown"
+	secretLiteral   = "literal-never-shown"
+	secretFileValue = "file-never-shown"
+)
+
+// secretForms are the strings a leak of the scenario's Secrets would show: each value,
+// and its base64 (a Secret's data).
+func secretForms() []string {
+	var out []string
+	for _, v := range []string{secretPassword, secretToken, secretLiteral, secretFileValue} {
+		out = append(out, v, base64.StdEncoding.EncodeToString([]byte(v)))
+	}
+	return out
+}
+
+// settingsConfigMaps is how many ConfigMaps the team app has besides its Subscription.
+const settingsConfigMaps = 12
 
 func (sc *scenario) files(t testing.TB) map[string]string {
 	catalog, err := yaml.Marshal(map[string]any{
@@ -96,14 +125,39 @@ policy:
 		"cluster-scope/catalog.yaml":        string(catalog),
 		"cluster-scope/catalogsource.yaml":  fmt.Sprintf("apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata: {name: cat, namespace: %s}\nspec: {sourceType: configmap, configMap: cat, displayName: cat}\n", ns),
 		"team/subscription.yaml":            fmt.Sprintf("apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata: {name: widget}\nspec: {name: widget, channel: stable, source: cat, sourceNamespace: %s, installPlanApproval: Manual, startingCSV: widget.v1.0.0}\n", ns),
-		"broken/subscription.yaml":          fmt.Sprintf("apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata: {name: ghost}\nspec: {name: ghost, channel: stable, source: cat, sourceNamespace: %s}\n", ns),
-		"broken/extra-namespace.yaml":       fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s-extra\n", nsb),
+		"team/kustomization.yaml": fmt.Sprintf(`resources: [subscription.yaml, settings.yaml, secret.yaml]
+secretGenerator:
+- name: generated
+  literals: [api-key=%s]
+  files: [cert.yaml]
+`, secretLiteral),
+		"team/cert.yaml":     "key: " + secretFileValue + "\n",
+		"team/settings.yaml": settings(),
+		"team/secret.yaml": fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: credentials}\nstringData:\n  password: %s\ndata:\n  token: %s\n",
+			secretPassword, base64.StdEncoding.EncodeToString([]byte(secretToken))),
+		"broken/subscription.yaml":    fmt.Sprintf("apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata: {name: ghost}\nspec: {name: ghost, channel: stable, source: cat, sourceNamespace: %s}\n", ns),
+		"broken/extra-namespace.yaml": fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s-extra\n", nsb),
 	}
+}
+
+func settings() string {
+	var docs []string
+	for i := range settingsConfigMaps {
+		docs = append(docs, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings-%02d}\ndata: {level: info}\n", i))
+	}
+	return strings.Join(docs, "---\n")
 }
 
 // newScenario starts the scenario and waits until the Sync shows its three apps as
 // described, the InstallPlan waiting for approval.
 func newScenario(t *testing.T, anonymousRead bool) *scenario {
+	t.Helper()
+	return newScenarioWith(t, anonymousRead, time.Minute)
+}
+
+// newScenarioWith is newScenario with the Sync's spec.interval (how soon drift is
+// corrected): a test that makes drift to look at it sets a long one.
+func newScenarioWith(t *testing.T, anonymousRead bool, interval time.Duration) *scenario {
 	t.Helper()
 	env := testenv.Get(t)
 	n := counter.Add(1)
@@ -122,7 +176,7 @@ func newScenario(t *testing.T, anonymousRead bool) *scenario {
 		Spec: olmsyncv1alpha1.SyncSpec{
 			Source:   olmsyncv1alpha1.GitSource{URL: srv.RepoURL(), Interval: metav1.Duration{Duration: time.Second}},
 			Prune:    true,
-			Interval: metav1.Duration{Duration: time.Minute},
+			Interval: metav1.Duration{Duration: interval},
 			Policy:   olmsyncv1alpha1.PolicySpec{Mode: olmsyncv1alpha1.PolicyModeAudit},
 		},
 	}
@@ -132,12 +186,73 @@ func newScenario(t *testing.T, anonymousRead bool) *scenario {
 	t.Cleanup(func() { sc.removeSync(t) })
 	ctx, cancel := context.WithCancel(context.Background())
 	kubelet := make(chan struct{})
+	workloads := make(chan struct{})
 	go func() { olmtest.KeepDeploymentsAvailable(ctx, env.Client, sc.ns); close(kubelet) }()
-	t.Cleanup(func() { cancel(); <-kubelet })
+	go func() { keepReplicaSets(ctx, env.Client, sc.ns); close(workloads) }()
+	t.Cleanup(func() { cancel(); <-kubelet; <-workloads })
 	sc.viewer = sc.token(t, "viewer", false)
 	sc.approver = sc.token(t, "approver", true)
 	sc.waitApps(t, map[string]string{"cluster-scope": "Synced/Healthy", "team": "Synced/WaitingForApproval", "broken": "Synced/Degraded"})
 	return sc
+}
+
+// keepReplicaSets plays the ReplicaSet controller and the kubelet envtest lacks until
+// ctx ends: each Deployment in ns gets a ReplicaSet it controls, of one replica, ready,
+// and that ReplicaSet a Pod it controls, Running and Ready.
+func keepReplicaSets(ctx context.Context, c client.Client, ns string) {
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	done := map[types.UID]bool{}
+	for {
+		var list appsv1.DeploymentList
+		if err := c.List(ctx, &list, client.InNamespace(ns)); err == nil {
+			for i := range list.Items {
+				if d := &list.Items[i]; !done[d.UID] && runDeployment(ctx, c, d) == nil {
+					done[d.UID] = true
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// runDeployment makes a Deployment's ReplicaSet and Pod, as keepReplicaSets says.
+func runDeployment(ctx context.Context, c client.Client, d *appsv1.Deployment) error {
+	ownedBy := func(o client.Object, kind string) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: o.GetName(), UID: o.GetUID(), Controller: ptr(true), BlockOwnerDeletion: ptr(true)}}
+	}
+	labels := map[string]string{"app": d.Name}
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: d.Name + "-7d9f8", Labels: labels, OwnerReferences: ownedBy(d, "Deployment")},
+		Spec: appsv1.ReplicaSetSpec{Replicas: ptr(int32(1)), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "operator", Image: "example.com/operator:1"}}}}}}
+	if err := c.Create(ctx, rs); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(rs), rs); err != nil {
+		return err
+	}
+	rs.Status = appsv1.ReplicaSetStatus{Replicas: 1, FullyLabeledReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, ObservedGeneration: rs.Generation}
+	if err := c.Status().Update(ctx, rs); err != nil {
+		return err
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: rs.Name + "-x2x4q", Labels: labels, OwnerReferences: ownedBy(rs, "ReplicaSet")},
+		Spec: rs.Spec.Template.Spec}
+	if err := c.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+		return err
+	}
+	now := metav1.Now()
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &now,
+		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now}},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "operator", Ready: true, Image: "example.com/operator:1",
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}}
+	return c.Status().Update(ctx, pod)
 }
 
 // startManager runs reconcile.NewManager as `olmsync run --dashboard-addr` does, with

@@ -13,6 +13,8 @@ import (
 
 	"github.com/go-logr/logr"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +22,7 @@ import (
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/reconcile/diff"
+	"github.com/olmsync/olmsync/render"
 )
 
 //go:embed ui
@@ -50,6 +53,12 @@ type Options struct {
 	// File reads a file of a Sync's repository (relative to spec.path) at a revision it
 	// fetched, from the reconciler's git cache.
 	File func(ctx context.Context, obj *olmsyncv1alpha1.Sync, revision, file string) ([]byte, error)
+	// Live reads one object of a Sync's graph from the API server: managed (applied from
+	// Git) ones as the Sync applies them, the others as olmsync reads OLM's objects.
+	Live func(ctx context.Context, obj *olmsyncv1alpha1.Sync, gvk schema.GroupVersionKind, key types.NamespacedName, managed bool) (*unstructured.Unstructured, error)
+	// Desired renders a revision of a Sync's repository that the reconciler fetched, as
+	// it renders it (reconcile/diff.Desired).
+	Desired func(ctx context.Context, obj *olmsyncv1alpha1.Sync, revision string) ([]*render.Object, error)
 	// Log gets every action, with the caller's identity.
 	Log logr.Logger
 	// Now is the clock of the actions' annotations (time.Now when nil).
@@ -61,9 +70,11 @@ type Server struct {
 	opts Options
 	auth *Auth
 	hub  *hub
-	// diffs bounds the diffs running at once: each fetches, renders and dry-runs a Sync.
-	diffs chan struct{}
-	mux   *http.ServeMux
+	// diffs bounds the diffs and renders running at once: each renders a revision, and a
+	// diff fetches and dry-runs it too.
+	diffs   chan struct{}
+	renders renders
+	mux     *http.ServeMux
 }
 
 // maxDiffs is how many diffs run at once; more are answered 429.
@@ -91,22 +102,50 @@ func New(opts Options) (*Server, error) {
 		}
 		files.ServeHTTP(w, r)
 	})
-	s.mux.HandleFunc("GET /api/v1/whoami", s.api(s.whoami))
-	s.mux.HandleFunc("GET /api/v1/syncs", s.api(s.listSyncs))
-	s.mux.HandleFunc("GET /api/v1/syncs/{namespace}/{name}", s.api(s.syncView))
-	s.mux.HandleFunc("GET /api/v1/syncs/{namespace}/{name}/events", s.api(s.events))
-	s.mux.HandleFunc("GET /api/v1/syncs/{namespace}/{name}/diff", s.api(s.diff))
-	s.mux.HandleFunc("GET /api/v1/syncs/{namespace}/{name}/file", s.api(s.file))
-	s.mux.HandleFunc("GET /api/v1/subscriptions/{namespace}/{name}/graph", s.api(s.graph))
-	s.mux.HandleFunc("POST /api/v1/syncs/{namespace}/{name}/reconcile", s.api(s.reconcile))
-	s.mux.HandleFunc("POST /api/v1/syncs/{namespace}/{name}/suspend", s.api(s.suspend(true)))
-	s.mux.HandleFunc("POST /api/v1/syncs/{namespace}/{name}/resume", s.api(s.suspend(false)))
-	s.mux.HandleFunc("POST /api/v1/installplans/{namespace}/{name}/approve", s.api(s.approve))
-	s.mux.HandleFunc("GET /api/v1/stream", s.stream)
+	for _, r := range s.routes() {
+		s.mux.HandleFunc(r.pattern, s.api(r.handler))
+	}
+	s.mux.HandleFunc(streamPattern, s.stream)
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &Error{Status: http.StatusNotFound, Message: fmt.Sprintf("no API endpoint %s %s", r.Method, r.URL.Path)})
 	})
 	return s, nil
+}
+
+type route struct {
+	pattern string
+	handler func(*request) (any, error)
+}
+
+// routes are the JSON API's endpoints.
+func (s *Server) routes() []route {
+	return []route{
+		{"GET /api/v1/whoami", s.whoami},
+		{"GET /api/v1/syncs", s.listSyncs},
+		{"GET /api/v1/syncs/{namespace}/{name}", s.syncView},
+		{"GET /api/v1/syncs/{namespace}/{name}/events", s.events},
+		{"GET /api/v1/syncs/{namespace}/{name}/diff", s.diff},
+		{"GET /api/v1/syncs/{namespace}/{name}/file", s.file},
+		{"GET /api/v1/syncs/{namespace}/{name}/resource", s.resource},
+		{"GET /api/v1/syncs/{namespace}/{name}/desired", s.desired},
+		{"GET /api/v1/subscriptions/{namespace}/{name}/graph", s.graph},
+		{"POST /api/v1/syncs/{namespace}/{name}/reconcile", s.reconcile},
+		{"POST /api/v1/syncs/{namespace}/{name}/suspend", s.suspend(true)},
+		{"POST /api/v1/syncs/{namespace}/{name}/resume", s.suspend(false)},
+		{"POST /api/v1/installplans/{namespace}/{name}/approve", s.approve},
+	}
+}
+
+const streamPattern = "GET /api/v1/stream"
+
+// Endpoints are the patterns ("METHOD /path/{wildcard}") of every endpoint of the API,
+// the stream included: a test that must reach each of them reads them here.
+func Endpoints() []string {
+	var out []string
+	for _, r := range (&Server{}).routes() {
+		out = append(out, r.pattern)
+	}
+	return append(out, streamPattern)
 }
 
 // ServeHTTP serves the dashboard, with the security headers of every answer.

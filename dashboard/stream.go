@@ -39,6 +39,8 @@ var watched = []struct {
 	{&operatorsv1alpha1.InstallPlan{}, operatorsv1alpha1.InstallPlanKind, operatorsv1alpha1.GroupName, "installplans"},
 	{&operatorsv1alpha1.ClusterServiceVersion{}, operatorsv1alpha1.ClusterServiceVersionKind, operatorsv1alpha1.GroupName, "clusterserviceversions"},
 	{&operatorsv1.OperatorGroup{}, operatorsv1.OperatorGroupKind, operatorsv1.GroupName, "operatorgroups"},
+	// The graph draws each Subscription's CatalogSource, a global one too.
+	{&operatorsv1alpha1.CatalogSource{}, operatorsv1alpha1.CatalogSourceKind, operatorsv1alpha1.GroupName, "catalogsources"},
 }
 
 // maxStreams bounds the streams open at once; more are answered 503.

@@ -3,6 +3,8 @@ package reconcile
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -15,6 +17,7 @@ import (
 	"github.com/olmsync/olmsync/reconcile/diff"
 	"github.com/olmsync/olmsync/reconcile/gitsync"
 	"github.com/olmsync/olmsync/reconcile/olm/catalogsource"
+	"github.com/olmsync/olmsync/render"
 	"github.com/olmsync/olmsync/sources"
 )
 
@@ -50,6 +53,24 @@ func newDashboard(mgr ctrl.Manager, cfg *rest.Config, syncs *gitsync.Reconciler,
 				return nil, err
 			}
 			return tree.FS.ReadFile(tree.Abs(file))
+		},
+		Live: func(ctx context.Context, obj *olmsyncv1alpha1.Sync, gvk schema.GroupVersionKind, key types.NamespacedName, managed bool) (*unstructured.Unstructured, error) {
+			// What the Sync applied, as the Sync applies it (its service account, its
+			// cluster); what OLM made, as olmsync reads it for the tree.
+			c := unfenced
+			if managed {
+				var err error
+				if c, err = gitsync.ClientFor(ctx, cfg, unfenced, unfenced, obj); err != nil {
+					return nil, err
+				}
+			}
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(gvk)
+			return u, c.Get(ctx, key, u)
+		},
+		Desired: func(ctx context.Context, obj *olmsyncv1alpha1.Sync, revision string) ([]*render.Object, error) {
+			return diff.Desired(ctx, unfenced, obj, revision, diff.Options{CacheDir: opts.Sync.CacheDir,
+				AllowLocalSources: opts.Sync.AllowLocalSources, Check: opts.Sync.Check, Config: cfg, StrictSubstitute: opts.Sync.StrictSubstitute})
 		},
 	}
 	if registry != nil {

@@ -29,6 +29,7 @@ import (
 
 	"github.com/olmsync/olmsync/api/crds"
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
+	"github.com/olmsync/olmsync/dashboard"
 	"github.com/olmsync/olmsync/internal/kube"
 	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/gitsync"
@@ -186,7 +187,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 		Controller: olm.ControllerConfig(),
 		// managedFields are read by nothing that reads through the cache, and are often the
 		// largest part of a cached object: dropped, as Flux's controllers drop them.
-		Cache: cache.Options{ByObject: cacheByObject(opts.WatchLabelSelector, embedded), DefaultTransform: cache.TransformStripManagedFields()},
+		Cache: cache.Options{ByObject: cacheByObject(opts.WatchLabelSelector, embedded, opts.Dashboard.Addr != "" && opts.Dashboard.Addr != "0"), DefaultTransform: cache.TransformStripManagedFields()},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("new manager: %w", err)
@@ -253,13 +254,17 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 // cacheByObject narrows the manager's cache: only the webhook keys of Secrets (only the
 // webhook receiver reads them through the cache), only this shard's Syncs, and, with the
 // embedded OLM, only the Deployments and RBAC OLM made (olm.CacheByObject: nothing else on
-// this manager reads those kinds through the cache; a Sync's health reads are live).
-func cacheByObject(shard labels.Selector, embeddedOLM bool) map[client.Object]cache.ByObject {
+// this manager reads those kinds through the cache; a Sync's health reads are live). With
+// the dashboard, the ReplicaSets and Pods it draws, stripped (dashboard.CacheByObject).
+func cacheByObject(shard labels.Selector, embeddedOLM, dashboardOn bool) map[client.Object]cache.ByObject {
 	m := map[client.Object]cache.ByObject{
 		&corev1.Secret{}: {Transform: receiver.SecretCacheTransform},
 	}
 	if embeddedOLM {
 		maps.Copy(m, olm.CacheByObject())
+	}
+	if dashboardOn {
+		maps.Copy(m, dashboard.CacheByObject())
 	}
 	if shard != nil && !shard.Empty() {
 		m[&olmsyncv1alpha1.Sync{}] = cache.ByObject{Label: shard}

@@ -1,8 +1,10 @@
 // Small helpers to build the page with DOM calls only: no HTML strings, so nothing the
 // API returns is ever parsed as markup.
 
+const svgTags = new Set(["svg", "g", "rect", "text", "tspan", "path", "title", "defs", "marker", "line", "circle"]);
+
 export function el(tag, attrs = {}, ...children) {
-  const svg = ["svg", "g", "rect", "text", "path", "title", "defs", "marker", "line"].includes(tag);
+  const svg = svgTags.has(tag);
   const e = svg ? document.createElementNS("http://www.w3.org/2000/svg", tag) : document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === undefined || v === null || v === false) continue;

@@ -3,6 +3,7 @@ package diff
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -56,10 +57,34 @@ type Object struct {
 	// Diff is, for changed, a unified diff of the live object's YAML and the dry-run
 	// apply's answer, without what Drift leaves out, with Secret values masked.
 	Diff string `json:"diff,omitempty"`
+	// Changes are, for changed, the same comparison field by field: each field only the
+	// apply's answer has (added), only the live object has (removed), or both have with
+	// other values (changed), with the values (a Secret's masked).
+	Changes []FieldChange `json:"changes,omitempty"`
 	// Violations are, for gated, the findings that keep it out.
 	Violations []Violation `json:"violations,omitempty"`
 
 	entry inventory.Entry
+}
+
+// The kinds of FieldChange.
+const (
+	FieldAdded   = "added"
+	FieldRemoved = "removed"
+	FieldChanged = "changed"
+)
+
+// FieldChange is one field where the live object and the dry-run apply's answer differ.
+type FieldChange struct {
+	// Path is the field as a dotted path (a map key with a dot in it is kept whole:
+	// metadata.annotations.olm.example.com/x); lists are compared as a whole, as Drift
+	// compares them.
+	Path string `json:"path"`
+	// Change is FieldAdded, FieldRemoved or FieldChanged.
+	Change string `json:"change"`
+	// Live and After are the values on either side, absent where the field is.
+	Live  any `json:"live,omitempty"`
+	After any `json:"after,omitempty"`
 }
 
 // Violation is a finding that gates an object.
@@ -134,7 +159,7 @@ func Compute(in Input) ([]Object, error) {
 				if err != nil {
 					return nil, fmt.Errorf("diff %s: %w", r.Entry, err)
 				}
-				o.Diff = d
+				o.Diff, o.Changes = d, Changes(r.Live, r.DryRun)
 			}
 		case apply.Waiting:
 			o.Action, o.Message = Waiting, short(r.Message, r.Entry)
@@ -217,10 +242,7 @@ func short(msg string, e inventory.Entry) string {
 // dry-run apply's answer, each as Drift compares them (apply.Normalized), a Secret's
 // values masked.
 func Unified(live, after *unstructured.Unstructured) (string, error) {
-	a, b := apply.Normalized(live), apply.Normalized(after)
-	if live.GroupVersionKind().GroupKind() == (schema.GroupKind{Kind: "Secret"}) {
-		MaskSecret(a, b)
-	}
+	a, b := compared(live, after)
 	ya, err := yaml.Marshal(a)
 	if err != nil {
 		return "", err
@@ -233,6 +255,58 @@ func Unified(live, after *unstructured.Unstructured) (string, error) {
 		A: lines(ya), B: lines(yb),
 		FromFile: "live", ToFile: "after apply", Context: 3,
 	})
+}
+
+// compared are the two sides of a diff as Drift compares them (apply.Normalized), a
+// Secret's values masked.
+func compared(live, after *unstructured.Unstructured) (a, b map[string]any) {
+	a, b = apply.Normalized(live), apply.Normalized(after)
+	if live.GroupVersionKind().GroupKind() == (schema.GroupKind{Kind: "Secret"}) {
+		MaskSecret(a, b)
+	}
+	return a, b
+}
+
+// Changes lists, sorted by path, the fields where the live object and the dry-run
+// apply's answer differ, as Unified shows them (a Secret's values masked).
+func Changes(live, after *unstructured.Unstructured) []FieldChange {
+	a, b := compared(live, after)
+	var out []FieldChange
+	changes(a, b, "", &out)
+	slices.SortFunc(out, func(x, y FieldChange) int { return strings.Compare(x.Path, y.Path) })
+	return out
+}
+
+// changes walks two decoded objects as apply's diffPaths does: maps key by key, anything
+// else as a whole.
+func changes(a, b any, path string, out *[]FieldChange) {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if !aok || !bok {
+		if !reflect.DeepEqual(a, b) {
+			*out = append(*out, FieldChange{Path: path, Change: FieldChanged, Live: a, After: b})
+		}
+		return
+	}
+	join := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	for k, av := range am {
+		bv, ok := bm[k]
+		if !ok {
+			*out = append(*out, FieldChange{Path: join(k), Change: FieldRemoved, Live: av})
+			continue
+		}
+		changes(av, bv, join(k), out)
+	}
+	for k, bv := range bm {
+		if _, ok := am[k]; !ok {
+			*out = append(*out, FieldChange{Path: join(k), Change: FieldAdded, After: bv})
+		}
+	}
 }
 
 // lines splits YAML into lines, each with its newline (difflib.SplitLines would add an

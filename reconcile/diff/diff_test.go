@@ -350,3 +350,71 @@ pruned     ConfigMap "team/old"
 		t.Errorf("JSON gated object: %+v", ip)
 	}
 }
+
+// TestChanges: the fields of a changed object, each added, removed or changed, with what
+// Drift leaves out left out and a Secret's values masked; Compute sets them.
+func TestChanges(t *testing.T) {
+	tests := []struct {
+		name, live, after string
+		want              []FieldChange
+		not               []string // strings the changes must not hold
+	}{{
+		name: "added, removed and changed fields; server-written ones left out",
+		live: `{apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: ns, resourceVersion: '1', labels: {keep: a, gone: x}},
+		        data: {level: debug, size: '3'}, status: {x: 1}}`,
+		after: `{apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: ns, resourceVersion: '2', labels: {keep: a, app.kubernetes.io/name: w}},
+		        data: {level: info, size: '3', extra: {a: 1}}, status: {x: 2}}`,
+		want: []FieldChange{
+			{Path: "data.extra", Change: FieldAdded, After: map[string]any{"a": float64(1)}},
+			{Path: "data.level", Change: FieldChanged, Live: "debug", After: "info"},
+			{Path: "metadata.labels.app.kubernetes.io/name", Change: FieldAdded, After: "w"},
+			{Path: "metadata.labels.gone", Change: FieldRemoved, Live: "x"},
+		},
+	}, {
+		name:  "a list is compared as a whole",
+		live:  `{apiVersion: operators.coreos.com/v1, kind: OperatorGroup, metadata: {name: og, namespace: ns}, spec: {targetNamespaces: [ns]}}`,
+		after: `{apiVersion: operators.coreos.com/v1, kind: OperatorGroup, metadata: {name: og, namespace: ns}, spec: {targetNamespaces: [ns, m]}}`,
+		want:  []FieldChange{{Path: "spec.targetNamespaces", Change: FieldChanged, Live: []any{"ns"}, After: []any{"ns", "m"}}},
+	}, {
+		name:  "a Secret: which values changed, never what they are",
+		live:  `{apiVersion: v1, kind: Secret, metadata: {name: s, namespace: ns}, data: {password: b2xk, gone: eA==}, stringData: {user: admin}}`,
+		after: `{apiVersion: v1, kind: Secret, metadata: {name: s, namespace: ns}, data: {password: bmV3, token: dG9r}, stringData: {user: root}}`,
+		want: []FieldChange{
+			{Path: "data.gone", Change: FieldRemoved, Live: Mask},
+			{Path: "data.password", Change: FieldChanged, Live: MaskBefore, After: MaskAfter},
+			{Path: "data.token", Change: FieldAdded, After: Mask},
+			{Path: "stringData.user", Change: FieldChanged, Live: MaskBefore, After: MaskAfter},
+		},
+		not: []string{"b2xk", "bmV3", "dG9r", "eA==", "admin", "root"},
+	}, {
+		name:  "no change",
+		live:  `{apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: ns, uid: a}, data: {k: v}}`,
+		after: `{apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: ns, uid: b}, data: {k: v}}`,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Changes(obj(t, tt.live), obj(t, tt.after))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+			data, err := json.Marshal(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range tt.not {
+				if strings.Contains(string(data), n) {
+					t.Errorf("changes show %q: %s", n, data)
+				}
+			}
+		})
+	}
+	objs, err := Compute(Input{Applied: []apply.ObjectResult{
+		{Entry: settings, Action: apply.Configured, Drift: []string{"data.level"}, Live: obj(t, liveSettings), DryRun: obj(t, afterSettings)},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []FieldChange{{Path: "data.level", Change: FieldChanged, Live: "debug", After: "info"}}; !cmp.Equal(want, objs[0].Changes) {
+		t.Errorf("Compute's changes %+v, want %+v", objs[0].Changes, want)
+	}
+}

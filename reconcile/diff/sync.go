@@ -13,6 +13,7 @@ import (
 	"github.com/olmsync/olmsync/reconcile/apply"
 	"github.com/olmsync/olmsync/reconcile/gitsync"
 	"github.com/olmsync/olmsync/reconcile/inventory"
+	"github.com/olmsync/olmsync/render"
 	"github.com/olmsync/olmsync/sources"
 )
 
@@ -126,4 +127,37 @@ func Sync(ctx context.Context, c client.Client, obj *olmsyncv1alpha1.Sync, opts 
 	r.Revision, r.LastAppliedRevision = b.Revision, obj.Status.LastAppliedRevision
 	r.PolicyMode, r.Prune, r.Suspended = string(b.Mode), obj.Spec.Prune, obj.Spec.Suspend
 	return r, nil
+}
+
+// Desired is what revision of obj's repository renders for the Sync's apps, as the
+// reconciler built it: read from the git cache (no fetch: the revision must be one the
+// reconciler fetched, such as status.lastAppliedRevision), with the Sync's postBuild,
+// and without decrypting anything (nothing here needs a Secret's value). Each object
+// says the file and line it came from.
+func Desired(ctx context.Context, c client.Client, obj *olmsyncv1alpha1.Sync, revision string, opts Options) ([]*render.Object, error) {
+	req, err := gitsync.FetchRequestOf(ctx, c, obj, opts.CacheDir, opts.AllowLocalSources)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := sources.OpenCached(ctx, req, revision)
+	if err != nil {
+		return nil, err
+	}
+	vars, err := gitsync.VariablesReader(ctx, opts.Config, c, c, obj)
+	if err != nil {
+		return nil, err
+	}
+	pb, err := gitsync.PostBuildFor(ctx, vars, obj, opts.StrictSubstitute)
+	if err != nil {
+		return nil, err
+	}
+	b, err := gitsync.BuildRevision(ctx, tree, obj, opts.Check, pb)
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %w", revision, err)
+	}
+	var out []*render.Object
+	for _, a := range b.Apps {
+		out = append(out, a.Objects...)
+	}
+	return out, nil
 }

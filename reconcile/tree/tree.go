@@ -1,6 +1,7 @@
 package tree
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -10,10 +11,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
@@ -40,11 +43,15 @@ type Node struct {
 	// Health is the object's OLM-aware health; Phase its OLM phase or state (a CSV's
 	// phase, an InstallPlan's, a Subscription's state); Reason and Message OLM's own
 	// strings where it has them.
-	Health   string  `json:"health,omitempty"`
-	Phase    string  `json:"phase,omitempty"`
-	Reason   string  `json:"reason,omitempty"`
-	Message  string  `json:"message,omitempty"`
-	Children []*Node `json:"children,omitempty"`
+	Health  string `json:"health,omitempty"`
+	Phase   string `json:"phase,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// CatalogSource is, for a Subscription that could be read, the CatalogSource it
+	// resolves from (spec.sourceNamespace/spec.source): OLM's one link that is no
+	// ownership, so the tree names it rather than drawing it.
+	CatalogSource string  `json:"catalogSource,omitempty"`
+	Children      []*Node `json:"children,omitempty"`
 }
 
 func (n *Node) add(c *Node) *Node {
@@ -100,13 +107,18 @@ type Options struct {
 	// TargetNamespaces adds an OperatorGroup's target namespaces (status.namespaces)
 	// below it.
 	TargetNamespaces bool
+	// Workloads adds below each Deployment OLM made for a CSV the ReplicaSets it owns
+	// that have replicas, and below each the Pods it owns, as the reader lists them (the
+	// objects' controller ownerReferences). A cluster without a controller manager has
+	// none: the tree then ends at the Deployment.
+	Workloads bool
 }
 
 // Build reads the objects OLM made for obj's inventory through r and returns the tree.
 // Objects that cannot be read are nodes with a Note; an error means the inventory itself
 // cannot be read, or ctx ended.
 func Build(ctx context.Context, r client.Reader, obj *olmsyncv1alpha1.Sync, opts Options) (*Node, error) {
-	b := &builder{r: r, status: statusByObject(obj)}
+	b := &builder{r: r, status: statusByObject(obj), workloads: opts.Workloads}
 	root := &Node{APIVersion: olmsyncv1alpha1.SchemeGroupVersion.String(), Kind: olmsyncv1alpha1.SyncKind, Namespace: obj.Namespace, Name: obj.Name}
 	inv, err := inventory.FromStatus(obj.Status.Inventory)
 	if err != nil {
@@ -154,8 +166,9 @@ type objectKey struct{ kind, namespace, name string }
 
 // builder reads the objects of one tree.
 type builder struct {
-	r      client.Reader
-	status map[objectKey]olmsyncv1alpha1.ResourceStatus
+	r         client.Reader
+	status    map[objectKey]olmsyncv1alpha1.ResourceStatus
+	workloads bool
 }
 
 // statusByObject indexes the objects status.apps lists: those that are not Synced and
@@ -186,6 +199,9 @@ func (b *builder) subscriptionChain(ctx context.Context, node *Node, key types.N
 	sub := &operatorsv1alpha1.Subscription{}
 	if !b.olmObject(ctx, node, key, sub) {
 		return
+	}
+	if sub.Spec.CatalogSource != "" {
+		node.CatalogSource = cmp.Or(sub.Spec.CatalogSourceNamespace, key.Namespace) + "/" + sub.Spec.CatalogSource
 	}
 	csv := sub.Status.InstalledCSV
 	if csv == "" {
@@ -221,8 +237,51 @@ func (b *builder) csvDeployments(ctx context.Context, node *Node, key types.Name
 	}
 	for _, d := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
 		dep := node.add(&Node{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "Deployment", Namespace: key.Namespace, Name: d.Name})
-		b.olmObject(ctx, dep, types.NamespacedName{Namespace: key.Namespace, Name: d.Name}, &appsv1.Deployment{})
+		obj := &appsv1.Deployment{}
+		if b.olmObject(ctx, dep, types.NamespacedName{Namespace: key.Namespace, Name: d.Name}, obj) && b.workloads {
+			b.replicaSets(ctx, dep, obj)
+		}
 	}
+}
+
+// replicaSets adds below a Deployment's node the ReplicaSets it controls that have
+// replicas (the old ones a rollout scaled to zero say nothing), and below each its Pods.
+func (b *builder) replicaSets(ctx context.Context, node *Node, dep *appsv1.Deployment) {
+	var list appsv1.ReplicaSetList
+	if err := b.r.List(ctx, &list, client.InNamespace(dep.Namespace)); err != nil {
+		node.Message = cmp.Or(node.Message, "ReplicaSets unreadable: "+string(apierrors.ReasonForError(err)))
+		return
+	}
+	slices.SortFunc(list.Items, func(a, b appsv1.ReplicaSet) int { return cmp.Compare(a.Name, b.Name) })
+	var pods *corev1.PodList // read once, for the first ReplicaSet shown
+	for i := range list.Items {
+		rs := &list.Items[i]
+		if !controlledBy(rs, dep.UID) || (ptr.Deref(rs.Spec.Replicas, 0) == 0 && rs.Status.Replicas == 0) {
+			continue
+		}
+		rsNode := node.add(&Node{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "ReplicaSet", Namespace: rs.Namespace, Name: rs.Name})
+		b.describe(ctx, rsNode, rs)
+		if pods == nil {
+			pods = &corev1.PodList{}
+			if err := b.r.List(ctx, pods, client.InNamespace(dep.Namespace)); err != nil {
+				rsNode.Message = cmp.Or(rsNode.Message, "Pods unreadable: "+string(apierrors.ReasonForError(err)))
+				continue
+			}
+			slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return cmp.Compare(a.Name, b.Name) })
+		}
+		for j := range pods.Items {
+			pod := &pods.Items[j]
+			if controlledBy(pod, rs.UID) {
+				b.describe(ctx, rsNode.add(&Node{APIVersion: "v1", Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name}), pod)
+			}
+		}
+	}
+}
+
+// controlledBy reports whether obj's controller ownerReference is the object uid names.
+func controlledBy(obj metav1.Object, uid types.UID) bool {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	return ref != nil && ref.UID == uid
 }
 
 // operatorGroup reads an OperatorGroup and adds below it the namespaces it targets.
@@ -238,6 +297,16 @@ func (b *builder) operatorGroup(ctx context.Context, node *Node, key types.Names
 		}
 		node.add(&Node{APIVersion: "v1", Kind: "Namespace", Name: name})
 	}
+}
+
+// CatalogSourceNode reads a CatalogSource through r into a node with its health and
+// state, as Build reads the objects of a tree: for a Subscription's CatalogSource that
+// is not in the Sync's inventory (a global catalog), which a view shows beside the tree.
+func CatalogSourceNode(ctx context.Context, r client.Reader, key types.NamespacedName) *Node {
+	n := &Node{APIVersion: operatorsv1alpha1.SchemeGroupVersion.String(), Kind: "CatalogSource", Namespace: key.Namespace, Name: key.Name}
+	b := &builder{r: r}
+	b.olmObject(ctx, n, key, &operatorsv1alpha1.CatalogSource{})
+	return n
 }
 
 // newOLMObject is an empty object of an OLM kind the tree reads.
@@ -271,11 +340,17 @@ func (b *builder) olmObject(ctx context.Context, node *Node, key types.Namespace
 		}
 		return false
 	}
+	b.describe(ctx, node, obj)
+	return true
+}
+
+// describe sets a node's health, phase and reason from its object.
+func (b *builder) describe(ctx context.Context, node *Node, obj client.Object) {
 	node.Phase, node.Reason = phaseOf(obj)
 	u, err := toUnstructured(obj, node)
 	if err != nil {
 		node.Health, node.Message = string(health.Unknown), err.Error()
-		return true
+		return
 	}
 	h := health.Of(u, b.lookup(ctx))
 	node.Health = string(h.Status)
@@ -285,7 +360,6 @@ func (b *builder) olmObject(ctx context.Context, node *Node, key types.Namespace
 	if node.Message == "" || h.Status != health.Healthy {
 		node.Message = h.Message
 	}
-	return true
 }
 
 // phaseOf is an OLM object's phase (or state) and reason, in OLM's own strings.
@@ -306,6 +380,8 @@ func phaseOf(obj client.Object) (phase, reason string) {
 		if o.Status.GRPCConnectionState != nil {
 			return o.Status.GRPCConnectionState.LastObservedState, ""
 		}
+	case *corev1.Pod:
+		return string(o.Status.Phase), o.Status.Reason
 	}
 	return "", ""
 }

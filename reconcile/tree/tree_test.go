@@ -6,8 +6,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -119,5 +122,83 @@ func TestBuild(t *testing.T) {
 		b.Reset()
 		root.Write(&b)
 		t.Errorf("apps: want team with the ConfigMap and an unnamed app with the rest:\n%s", b.String())
+	}
+}
+
+// TestWorkloads: with Workloads, a CSV's Deployment has below it the ReplicaSets it
+// controls that have replicas, and below each the Pods it controls; a Subscription names
+// its CatalogSource, and CatalogSourceNode reads one outside the tree.
+func TestWorkloads(t *testing.T) {
+	ns := "team"
+	owner := func(kind, name string, uid types.UID) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: name, UID: uid, Controller: ptr.To(true)}}
+	}
+	objects := []client.Object{
+		&operatorsv1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "etcd"},
+			Spec:   operatorsv1alpha1.SubscriptionSpec{CatalogSource: "global", CatalogSourceNamespace: "olm", Package: "etcd"},
+			Status: operatorsv1alpha1.SubscriptionStatus{State: operatorsv1alpha1.SubscriptionStateAtLatest, InstalledCSV: "etcd.v1"}},
+		&operatorsv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "etcd.v1"},
+			Spec: operatorsv1alpha1.ClusterServiceVersionSpec{InstallStrategy: operatorsv1alpha1.NamedInstallStrategy{
+				StrategySpec: operatorsv1alpha1.StrategyDetailsDeployment{DeploymentSpecs: []operatorsv1alpha1.StrategyDeploymentSpec{{Name: "etcd-operator"}}}}},
+			Status: operatorsv1alpha1.ClusterServiceVersionStatus{Phase: operatorsv1alpha1.CSVPhaseSucceeded}},
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "etcd-operator", UID: "dep-uid"}},
+		// The current ReplicaSet, an old one scaled to zero, and one another Deployment owns.
+		&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "etcd-operator-new", UID: "rs-new", OwnerReferences: owner("Deployment", "etcd-operator", "dep-uid")},
+			Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](1)}},
+		&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "etcd-operator-old", UID: "rs-old", OwnerReferences: owner("Deployment", "etcd-operator", "dep-uid")},
+			Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](0)}},
+		&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other", UID: "rs-other", OwnerReferences: owner("Deployment", "other", "other-uid")},
+			Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](1)}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "etcd-operator-new-x1", OwnerReferences: owner("ReplicaSet", "etcd-operator-new", "rs-new")},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "etcd",
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off"}}}}}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other-x2", OwnerReferences: owner("ReplicaSet", "other", "rs-other")}},
+		&operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: "olm", Name: "global"},
+			Status: operatorsv1alpha1.CatalogSourceStatus{GRPCConnectionState: &operatorsv1alpha1.GRPCConnectionState{LastObservedState: "READY"}}},
+	}
+	c := fake.NewClientBuilder().WithScheme(kube.Scheme()).WithObjects(objects...).WithStatusSubresource(objects...).Build()
+	sync := &olmsyncv1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "platform"}, Status: olmsyncv1alpha1.SyncStatus{
+		Inventory: &olmsyncv1alpha1.ResourceInventory{Entries: []olmsyncv1alpha1.ResourceRef{{ID: ns + "_etcd_operators.coreos.com_Subscription", Version: "v1alpha1"}}}}}
+
+	root, err := Build(context.Background(), c, sync, Options{Workloads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	root.Write(&b)
+	want := `Sync/ops/platform
+└── Subscription/team/etcd
+    └── ClusterServiceVersion/team/etcd.v1
+        └── Deployment/team/etcd-operator
+            └── ReplicaSet/team/etcd-operator-new
+                └── Pod/team/etcd-operator-new-x1
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("tree (-want +got)\n%s", diff)
+	}
+	sub := root.Children[0]
+	if sub.CatalogSource != "olm/global" {
+		t.Errorf("Subscription's catalogSource %q, want olm/global", sub.CatalogSource)
+	}
+	pod := sub.Children[0].Children[0].Children[0].Children[0]
+	if pod.Health != "Degraded" || pod.Phase != "Running" || pod.Reason != "CrashLoopBackOff" {
+		t.Errorf("pod health|phase|reason %s|%s|%s, want Degraded|Running|CrashLoopBackOff", pod.Health, pod.Phase, pod.Reason)
+	}
+
+	// Without Workloads the tree ends at the Deployment, as before.
+	root, err = Build(context.Background(), c, sync, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dep := root.Children[0].Children[0].Children[0]; len(dep.Children) != 0 {
+		t.Errorf("without Workloads the Deployment has children %+v", dep.Children)
+	}
+
+	cs := CatalogSourceNode(context.Background(), c, types.NamespacedName{Namespace: "olm", Name: "global"})
+	if cs.Kind != "CatalogSource" || cs.Phase != "READY" || cs.Health != "Healthy" || cs.Note != "" {
+		t.Errorf("CatalogSourceNode %+v, want READY and Healthy", cs)
+	}
+	if missing := CatalogSourceNode(context.Background(), c, types.NamespacedName{Namespace: "olm", Name: "none"}); missing.Note != "not found" || missing.Health != "Missing" {
+		t.Errorf("a missing CatalogSource: %+v", missing)
 	}
 }
