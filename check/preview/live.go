@@ -1,3 +1,5 @@
+//go:build !olmsync_light
+
 package preview
 
 import (
@@ -29,28 +31,6 @@ import (
 	"github.com/olmsync/olmsync/internal/kube"
 	"github.com/olmsync/olmsync/olm/extension"
 )
-
-// Kubeconfig names a live cluster whose state the preview reads: a kubeconfig file and a
-// context in it. An empty Path loads kubeconfig files as kubectl does ($KUBECONFIG, else
-// ~/.kube/config); an empty Context is the file's current context.
-type Kubeconfig struct {
-	Path    string
-	Context string
-}
-
-// String names the cluster in errors: the file and the context, as the user gave them.
-func (k Kubeconfig) String() string {
-	file := k.Path
-	if file == "" {
-		file = "the default kubeconfig"
-	} else {
-		file = "kubeconfig " + file
-	}
-	if k.Context == "" {
-		return file + " (current context)"
-	}
-	return fmt.Sprintf("%s (context %q)", file, k.Context)
-}
 
 // RESTConfig loads the kubeconfig's context, made read-only (ReadOnly).
 func (k Kubeconfig) RESTConfig() (*rest.Config, error) {
@@ -259,11 +239,6 @@ func serviceAccountMetadata() *metav1.PartialObjectMetadataList {
 	l.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ServiceAccountList"))
 	return l
 }
-
-// maxCustomResources bounds the custom resources read of one version of a CRD: OLM
-// validates every one, but a check must end; past it (or when the user may not list
-// them) the CRD is named in CustomResourcesCut and the preview says so.
-const maxCustomResources = 2000
 
 // listCustomResources reads the custom resources of every CRD a CSV of the state owns —
 // those an upgrade can replace — once per served version, as OLM lists them for its CRD

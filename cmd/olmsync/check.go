@@ -121,6 +121,9 @@ read, rendered or evaluated (the report still lists everything else that was che
 }
 
 func runCheck(cmd *cobra.Command, f *checkFlags, args []string) (err error) {
+	if err := handOff(cmd); err != nil {
+		return err
+	}
 	ceiling, done, err := f.guardMemory(cmd)
 	if err != nil {
 		return err
@@ -288,7 +291,7 @@ func (f *checkFlags) previewOptions(ctx context.Context) (preview.Options, error
 		opts.ClusterStates[cluster] = state
 	}
 	for _, l := range live {
-		state, err := preview.ReadKubeconfig(ctx, l.kubeconfig)
+		state, err := readLive(ctx, l.kubeconfig)
 		if err != nil {
 			return opts, fmt.Errorf("%s: %w", l.flag, err)
 		}

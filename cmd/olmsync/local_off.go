@@ -1,4 +1,4 @@
-//go:build nolocal
+//go:build nolocal && !olmsync_light
 
 package main
 

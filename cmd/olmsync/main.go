@@ -36,6 +36,7 @@ func main() {
 	// A child this binary started to evaluate users' rules out of its way serves that
 	// and exits here.
 	policy.ServeSandboxIfAsked()
+	handOffCompletion()
 	root := newRootCommand()
 	graceful := false
 	if cmd, _, err := root.Find(os.Args[1:]); err == nil {

@@ -46,9 +46,26 @@ placement rules, and syncs them into a cluster through an embedded OLM lifecycle
 	root.AddCommand(newAppsCommand())
 	root.AddCommand(newCatalogCommand())
 	root.AddCommand(newBundleCommand())
-	root.AddCommand(markGraceful(newRunCommand()))
-	root.AddCommand(newSyncCommands()...)
-	root.AddCommand(newInstallCommand())
+	root.AddCommand(clusterCommands()...)
 	root.AddCommand(newVersionCommand())
 	return root
+}
+
+// clusterVerbs are the commands that talk to a cluster — the controllers, installing,
+// and the Flux-style verbs on Syncs —, each with its one-line help. The full build
+// (olmsync-cluster) has them; the light build (olmsync, built with the olmsync_light tag:
+// what `olmsync check` runs, linking no Kubernetes client, no controller, no Helm)
+// hands them to the full build. TestClusterVerbsAreTheFullBuilds holds the two together.
+var clusterVerbs = []struct{ use, short string }{
+	{"create", "Create or update olmsync resources"},
+	{"diff", "Show what a reconcile of olmsync resources would change"},
+	{"events", "Show the Kubernetes Events of Syncs and of the objects they manage"},
+	{"export", "Print olmsync resources as YAML to apply elsewhere"},
+	{"get", "Display olmsync resources"},
+	{"install", "Install olmsync in a cluster from the Helm chart embedded in this binary, or print its manifests (--export)"},
+	{"reconcile", "Reconcile olmsync resources now"},
+	{"resume", "Resume the reconciliation of olmsync resources"},
+	{"run", "Run the controllers: Syncs from Git through the placement rules into the cluster, and the embedded OLM"},
+	{"suspend", "Suspend the reconciliation of olmsync resources"},
+	{"tree", "Print the objects olmsync resources manage as a tree"},
 }

@@ -1,0 +1,26 @@
+//go:build !olmsync_light
+
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/olmsync/olmsync/check/preview"
+)
+
+// lightBuild is false: this is the full build, which talks to clusters itself.
+const lightBuild = false
+
+// clusterCommands are the commands of clusterVerbs, as this build runs them.
+func clusterCommands() []*cobra.Command {
+	return append([]*cobra.Command{markGraceful(newRunCommand()), newInstallCommand()}, newSyncCommands()...)
+}
+
+// readLive reads a live cluster's state for the preview of `check --kubeconfig`.
+var readLive = preview.ReadKubeconfig
+
+// handOff and handOffCompletion are for the light build: the full build runs every
+// command itself.
+func handOff(*cobra.Command) error { return nil }
+
+func handOffCompletion() {}
