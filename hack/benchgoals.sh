@@ -35,6 +35,18 @@ END {
 	goal("BenchmarkSteadyState", "manager-heap-MB", "150", "OLM manager peak heap above the baseline (MiB)")
 	goal("BenchmarkManySyncs", "x-apply-only", "2", "200 Syncs x 50 objects after a commit / apply alone")
 	print ""
+	print "Issue 32 goals (the built binary as a process, medians of alternated rounds):"
+	goal("BenchmarkProcessCheck/gitops-catalog", "x-floor-time", "1.2", "check / floor, wall, gitops-catalog at 7727f24")
+	goal("BenchmarkProcessCheck/gitops-catalog", "x-floor-rss", "1.5", "check / floor, peak RSS, gitops-catalog")
+	info("BenchmarkProcessCheck/gitops-catalog", "x-floor-cpu", "  check / floor, CPU time, gitops-catalog")
+	goal("BenchmarkProcessCheck/generated", "x-floor-time", "1.2", "check / floor, wall, generated repository")
+	goal("BenchmarkProcessCheck/generated", "x-floor-rss", "1.5", "check / floor, peak RSS, generated repository")
+	info("BenchmarkProcessCheck/generated", "x-floor-cpu", "  check / floor, CPU time, generated repository")
+	goal("BenchmarkProcessIdle", "MB-idle-version", "40", "olmsync version, resident MB")
+	goal("BenchmarkProcessIdle", "MB-idle-check-help", "40", "olmsync check --help, resident MB")
+	goal("BenchmarkProcessPR", "x-pr-head-median", "1.2", "base+head / head alone, 25 merges, median")
+	goal("BenchmarkProcessPR", "x-pr-head-worst", "1.2", "base+head / head alone, 25 merges, worst")
+	print ""
 	print "Issue 34 goals (the dashboard'\''s graph of a Sync of 511 objects in chromium, ms):"
 	goal("BenchmarkGraph", "expand-all-draw-ms", "1000", "every node drawn: click to the frame painted")
 	goal("BenchmarkGraph", "load-to-graph-ms", "1000", "navigation to the graph on the page")

@@ -253,9 +253,8 @@ func TestCheckRenderCache(t *testing.T) {
 // the placement rules hold CatalogSources to, over olmsync.yaml's (docs/olm.md, "One
 // global catalog namespace").
 func TestGlobalCatalogNamespaceIsOneSetting(t *testing.T) {
-	runDefault := newRunCommand().Flags().Lookup("global-catalog-namespace").DefValue
-	if runDefault != policy.DefaultMarketplaceNamespace || render.DefaultMarketplaceNamespace != policy.DefaultMarketplaceNamespace {
-		t.Errorf("defaults: run %q, olmsync.yaml %q, policy %q: want one", runDefault, render.DefaultMarketplaceNamespace, policy.DefaultMarketplaceNamespace)
+	if render.DefaultMarketplaceNamespace != policy.DefaultMarketplaceNamespace {
+		t.Errorf("defaults: olmsync.yaml %q, policy %q: want one", render.DefaultMarketplaceNamespace, policy.DefaultMarketplaceNamespace)
 	}
 
 	dir := t.TempDir()

@@ -1,3 +1,5 @@
+//go:build !olmsync_light
+
 package main
 
 import (

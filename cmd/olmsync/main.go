@@ -45,6 +45,7 @@ func main() {
 	// An interrupt or SIGTERM cancels the command's context.
 	ctx, stop := withSignals(context.Background(), graceful, os.Stderr)
 	err := root.ExecuteContext(ctx)
+	profiles.finish()
 	sig := stop()
 	if sig != nil {
 		// The shell's convention, which CI runners report: 128 + the signal's number.

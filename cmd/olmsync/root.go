@@ -42,6 +42,7 @@ placement rules, and syncs them into a cluster through an embedded OLM lifecycle
 		Version: currentBuildInfo().Version,
 	}
 	root.SetVersionTemplate("olmsync {{.Version}}\n")
+	profiles.register(root)
 	root.AddCommand(newCheckCommand())
 	root.AddCommand(newAppsCommand())
 	root.AddCommand(newCatalogCommand())

@@ -1,3 +1,5 @@
+//go:build !olmsync_light
+
 package main
 
 import (
@@ -21,6 +23,7 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/reconcile"
 	"github.com/olmsync/olmsync/reconcile/olm"
 )
@@ -316,5 +319,13 @@ func TestLeaseTimings(t *testing.T) {
 				t.Errorf("validTimings(%+v) = %v, want an error with %q", tc.t, err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestRunDefaultsToPolicyGlobalCatalogNamespace: run's --global-catalog-namespace defaults to
+// the namespace check holds CatalogSources to (TestGlobalCatalogNamespaceIsOneSetting).
+func TestRunDefaultsToPolicyGlobalCatalogNamespace(t *testing.T) {
+	if runDefault := newRunCommand().Flags().Lookup("global-catalog-namespace").DefValue; runDefault != policy.DefaultMarketplaceNamespace {
+		t.Errorf("run defaults to %q, policy to %q: want one", runDefault, policy.DefaultMarketplaceNamespace)
 	}
 }
