@@ -100,7 +100,7 @@ func OpenWorkTree(dir string, lim Limits) (*Tree, error) {
 		return nil, err
 	}
 	t := &Tree{
-		FS:     &confinedFS{root: root, b: diskBackend{}, maxFileSize: lim.maxFileSize()},
+		FS:     &confinedFS{root: root, b: &diskBackend{}, maxFileSize: lim.maxFileSize()},
 		Root:   root,
 		Source: dir,
 	}
