@@ -43,6 +43,12 @@ type Options struct {
 	ResyncInterval time.Duration
 	// MaxConcurrentReconciles is how many CSVs are reconciled at once (1 when 0).
 	MaxConcurrentReconciles int
+	// Certs are the validity and rotation window of the serving certificates of webhooks and
+	// API services: OLM's (two years, rotated a day before) when zero.
+	Certs install.CertOptions
+	// RetryInterval is how soon a CSV waiting for its APIServices to become Available is
+	// looked at again (DefaultRetryInterval when zero).
+	RetryInterval time.Duration
 }
 
 // Reconciler reconciles ClusterServiceVersions.

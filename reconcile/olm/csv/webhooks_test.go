@@ -1,0 +1,455 @@
+package csv_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
+	"github.com/olmsync/olmsync/internal/olmtest"
+	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/olm/certs"
+	"github.com/olmsync/olmsync/olm/install"
+	"github.com/olmsync/olmsync/reconcile/olm"
+)
+
+// webhookOperators are the real operators of the shared data that declare webhooks, at the
+// bundle each test installs.
+var webhookOperators = []struct{ pkg, version string }{
+	{"cert-manager", "1.14.2"},
+	{"node-healthcheck-operator", "0.12.0"},
+	{"self-node-remediation", "0.13.0"},
+	{"dbaas-operator", "0.5.0"},
+}
+
+// TestRealOperatorsWithWebhooks installs each real operator with webhooks (validating,
+// mutating and conversion) from its bundle in a namespace of its own with a global group,
+// and checks what OLM makes for them: the Service in front of each serving deployment, its
+// serving certificate signed by a CA of the install, the deployment mounting it, the webhook
+// configurations (or CRD conversions) trusting that CA with the CSV's rules, policies and
+// selectors. While the webhook's deployment is not ready the CSV waits in Installing with
+// OLM's message. Deleting the CSV removes the webhook configurations, the cluster-wide RBAC
+// and the conversions; the namespaced objects carry the CSV's owner reference for the
+// garbage collector (envtest runs none).
+func TestRealOperatorsWithWebhooks(t *testing.T) {
+	env := testenv.Get(t)
+	startManager(t, env, olm.Options{})
+	for _, op := range webhookOperators {
+		t.Run(op.pkg, func(t *testing.T) {
+			ns := newNamespace(t, env, "wh-"+op.pkg[:4])
+			operatorGroup(t, env, ns, "global")
+			dir := bundleDir(t, op.pkg, op.version)
+			installCRDs(t, env, dir)
+			csv := loadCSV(t, dir, ns)
+			create(t, env, csv)
+			waitPhase(t, env, ns, csv.Name, v1alpha1.CSVPhaseInstalling, v1alpha1.CSVReasonWaiting)
+			serving := servingDeployments(csv)
+			// Every deployment but the first that serves webhooks becomes ready: the CSV
+			// waits for that one, with OLM's words.
+			for _, d := range deploymentNames(csv) {
+				if d != serving[0] {
+					markAvailable(t, env, ns, d)
+				}
+			}
+			want := fmt.Sprintf(`installing: waiting for deployment %s to become ready: deployment "%s" not available: missing condition "Available"`, serving[0], serving[0])
+			markObserved(t, env, ns, serving[0])
+			waiting := waitPhase(t, env, ns, csv.Name, v1alpha1.CSVPhaseInstalling, v1alpha1.CSVReasonWaiting)
+			eventually(t, "the message of the webhook deployment", func() error {
+				waiting = getCSV(t, env, ns, csv.Name)
+				if waiting.Status.Message != want {
+					return fmt.Errorf("message %q, want %q", waiting.Status.Message, want)
+				}
+				return nil
+			})
+			for _, r := range waiting.Status.RequirementStatus {
+				if r.Status != v1alpha1.RequirementStatusReasonPresent {
+					t.Errorf("requirement %s %s: %s (%s)", r.Kind, r.Name, r.Status, r.Message)
+				}
+			}
+			markAvailable(t, env, ns, serving[0])
+			got := waitPhase(t, env, ns, csv.Name, v1alpha1.CSVPhaseSucceeded, v1alpha1.CSVReasonInstallSuccessful)
+			if got.Status.CertsLastUpdated == nil || got.Status.CertsRotateAt == nil {
+				t.Errorf("certsLastUpdated %v, certsRotateAt %v: want both set", got.Status.CertsLastUpdated, got.Status.CertsRotateAt)
+			} else if d := got.Status.CertsRotateAt.Sub(got.Status.CertsLastUpdated.Time); d < install.DefaultCertValidFor-install.DefaultCertMinFresh-time.Minute || d > install.DefaultCertValidFor {
+				t.Errorf("certs rotate %s after they were made, want about 729 days", d)
+			}
+			for _, d := range serving {
+				checkServing(t, env, got, d)
+			}
+			checkWebhooks(t, env, got)
+
+			deleteAndWait(t, env, got)
+			checkCleanedUp(t, env, got)
+		})
+	}
+}
+
+// servingDeployments are the deployments a CSV's webhooks name, in the strategy's order.
+func servingDeployments(csv *v1alpha1.ClusterServiceVersion) []string {
+	var out []string
+	for _, d := range install.CertDeployments(csv) {
+		out = append(out, d.Name)
+	}
+	return out
+}
+
+// markObserved writes the status of a Deployment whose controller observed it but whose pods
+// are not available yet.
+func markObserved(t *testing.T, env *testenv.Env, namespace, name string) {
+	t.Helper()
+	eventually(t, "deployment "+name+" observed", func() error {
+		d := &appsv1.Deployment{}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, d); err != nil {
+			return err
+		}
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation}
+		return env.Client.Status().Update(context.Background(), d)
+	})
+}
+
+// checkServing checks what OLM makes for a deployment that serves webhooks.
+func checkServing(t *testing.T, env *testenv.Env, csv *v1alpha1.ClusterServiceVersion, deployment string) {
+	t.Helper()
+	ctx := context.Background()
+	ns := csv.Namespace
+	service := deployment + "-service"
+	svc := &corev1.Service{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: service}, svc); err != nil {
+		t.Fatalf("service of %s: %v", deployment, err)
+	}
+	var wantPorts []corev1.ServicePort
+	for _, w := range csv.Spec.WebhookDefinitions {
+		if w.DeploymentName != deployment {
+			continue
+		}
+		p := corev1.ServicePort{Name: fmt.Sprint(w.ContainerPort), Port: w.ContainerPort, TargetPort: *w.TargetPort, Protocol: corev1.ProtocolTCP}
+		if !slices.Contains(wantPorts, p) {
+			wantPorts = append(wantPorts, p)
+		}
+	}
+	if diff := cmp.Diff(wantPorts, svc.Spec.Ports); diff != "" {
+		t.Errorf("service %s ports (-want +got):\n%s", service, diff)
+	}
+	if svc.Labels["olm.managed"] != "true" || !ownedBy(svc.OwnerReferences, csv) {
+		t.Errorf("service %s labels %v owners %+v", service, svc.Labels, svc.OwnerReferences)
+	}
+	secret := &corev1.Secret{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: service + "-cert"}, secret); err != nil {
+		t.Fatalf("secret of %s: %v", deployment, err)
+	}
+	if secret.Type != corev1.SecretTypeTLS || secret.Annotations["olmcahash"] != certs.PEMSHA256(secret.Data["olmCAKey"]) || !ownedBy(secret.OwnerReferences, csv) {
+		t.Errorf("secret %s: type %s, annotations %v, owners %+v", secret.Name, secret.Type, secret.Annotations, secret.OwnerReferences)
+	}
+	verifyServing(t, secret.Data["olmCAKey"], secret, service+"."+ns+".svc")
+	d := &appsv1.Deployment{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: deployment}, d); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Spec.Template.Annotations["olmcahash"]; got != secret.Annotations["olmcahash"] {
+		t.Errorf("deployment %s olmcahash %q, want the secret's %q", deployment, got, secret.Annotations["olmcahash"])
+	}
+	mounts := map[string]string{}
+	for _, m := range d.Spec.Template.Spec.Containers[0].VolumeMounts {
+		mounts[m.Name] = m.MountPath
+	}
+	if mounts["webhook-cert"] != "/tmp/k8s-webhook-server/serving-certs" || mounts["apiservice-cert"] != "/apiserver.local.config/certificates" {
+		t.Errorf("deployment %s mounts %v", deployment, mounts)
+	}
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if (v.Name == "webhook-cert" || v.Name == "apiservice-cert") && v.Secret.SecretName != secret.Name {
+			t.Errorf("volume %s mounts secret %s", v.Name, v.Secret.SecretName)
+		}
+	}
+	sa := d.Spec.Template.Spec.ServiceAccountName
+	role := &rbacv1.RoleBinding{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: secret.Name}, role); err != nil || role.Subjects[0].Name != sa {
+		t.Errorf("rolebinding %s: %v %+v", secret.Name, err, role.Subjects)
+	}
+	crb := &rbacv1.ClusterRoleBinding{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: service + "-system:auth-delegator"}, crb); err != nil || crb.RoleRef.Name != "system:auth-delegator" {
+		t.Errorf("auth delegator binding: %v %+v", err, crb.RoleRef)
+	}
+	reader := &rbacv1.RoleBinding{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: service + "-auth-reader"}, reader); err != nil || reader.RoleRef.Name != "extension-apiserver-authentication-reader" {
+		t.Errorf("auth reader binding: %v %+v", err, reader.RoleRef)
+	}
+}
+
+// verifyServing checks that the serving certificate of secret is valid for host under caPEM.
+func verifyServing(t *testing.T, caPEM []byte, secret *corev1.Secret, host string) {
+	t.Helper()
+	ca, err := certs.ParsePEM(caPEM)
+	if err != nil {
+		t.Fatalf("ca bundle: %v", err)
+	}
+	cert, err := certs.ParsePEM(secret.Data["tls.crt"])
+	if err != nil {
+		t.Fatalf("serving cert: %v", err)
+	}
+	if err := certs.Verify(ca, cert, host, time.Now()); err != nil {
+		t.Errorf("the serving certificate of %s does not verify under the CA bundle for %s: %v", secret.Name, host, err)
+	}
+	if cert.Subject.Organization[0] != "Red Hat, Inc." || !strings.HasPrefix(ca.Subject.CommonName, "olm-selfsigned-") || cert.ExtKeyUsage[0] != x509.ExtKeyUsageServerAuth {
+		t.Errorf("certificate subject %v, CA %v", cert.Subject, ca.Subject)
+	}
+}
+
+func ownedBy(refs []metav1.OwnerReference, csv *v1alpha1.ClusterServiceVersion) bool {
+	for _, r := range refs {
+		if r.Kind == "ClusterServiceVersion" && r.UID == csv.UID {
+			return true
+		}
+	}
+	return false
+}
+
+// checkWebhooks checks the webhook configurations and conversions of a Succeeded CSV.
+func checkWebhooks(t *testing.T, env *testenv.Env, csv *v1alpha1.ClusterServiceVersion) {
+	t.Helper()
+	ctx := context.Background()
+	ns := csv.Namespace
+	secretOf := func(deployment string) *corev1.Secret {
+		s := &corev1.Secret{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: deployment + "-service-cert"}, s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, w := range csv.Spec.WebhookDefinitions {
+		host := w.DeploymentName + "-service." + ns + ".svc"
+		labels := client.MatchingLabels{"olm.owner": csv.Name, "olm.owner.namespace": ns, "olm.owner.kind": "ClusterServiceVersion", "olm.webhook-description-generate-name": w.GenerateName}
+		switch w.Type {
+		case v1alpha1.ValidatingAdmissionWebhook, v1alpha1.MutatingAdmissionWebhook:
+			var got admissionregistrationv1.WebhookClientConfig
+			var name string
+			var rules []admissionregistrationv1.RuleWithOperations
+			var failure *admissionregistrationv1.FailurePolicyType
+			var side *admissionregistrationv1.SideEffectClass
+			var timeout *int32
+			var reviews []string
+			var nsSel *metav1.LabelSelector
+			var cfgLabels map[string]string
+			var cfgName string
+			if w.Type == v1alpha1.ValidatingAdmissionWebhook {
+				var list admissionregistrationv1.ValidatingWebhookConfigurationList
+				if err := env.Client.List(ctx, &list, labels); err != nil || len(list.Items) != 1 {
+					t.Fatalf("validating configurations of %s: %v %d", w.GenerateName, err, len(list.Items))
+				}
+				h := list.Items[0].Webhooks[0]
+				got, name, rules, failure, side, timeout, reviews, nsSel = h.ClientConfig, h.Name, h.Rules, h.FailurePolicy, h.SideEffects, h.TimeoutSeconds, h.AdmissionReviewVersions, h.NamespaceSelector
+				cfgLabels, cfgName = list.Items[0].Labels, list.Items[0].Name
+			} else {
+				var list admissionregistrationv1.MutatingWebhookConfigurationList
+				if err := env.Client.List(ctx, &list, labels); err != nil || len(list.Items) != 1 {
+					t.Fatalf("mutating configurations of %s: %v %d", w.GenerateName, err, len(list.Items))
+				}
+				h := list.Items[0].Webhooks[0]
+				got, name, rules, failure, side, timeout, reviews, nsSel = h.ClientConfig, h.Name, h.Rules, h.FailurePolicy, h.SideEffects, h.TimeoutSeconds, h.AdmissionReviewVersions, h.NamespaceSelector
+				cfgLabels, cfgName = list.Items[0].Labels, list.Items[0].Name
+			}
+			if !strings.HasPrefix(cfgName, w.GenerateName+"-") || name != w.GenerateName {
+				t.Errorf("configuration %s, webhook %s: want generateName %s-", cfgName, name, w.GenerateName)
+			}
+			if cfgLabels["olm.managed"] != "true" || cfgLabels["olm.webhook-description-hash"] == "" {
+				t.Errorf("configuration %s labels %v", cfgName, cfgLabels)
+			}
+			wantRules := slices.Clone(w.Rules)
+			for i := range wantRules {
+				if wantRules[i].Scope == nil {
+					wantRules[i].Scope = ptr.To(admissionregistrationv1.AllScopes) // the API server's default
+				}
+			}
+			if diff := cmp.Diff(wantRules, rules); diff != "" {
+				t.Errorf("%s rules (-csv +configuration):\n%s", w.GenerateName, diff)
+			}
+			if *failure != *w.FailurePolicy || *side != *w.SideEffects || !slices.Equal(reviews, w.AdmissionReviewVersions) ||
+				(w.TimeoutSeconds != nil && *timeout != *w.TimeoutSeconds) {
+				t.Errorf("%s: failurePolicy %s sideEffects %s timeout %v reviews %v, want the CSV's", w.GenerateName, *failure, *side, timeout, reviews)
+			}
+			if nsSel == nil || len(nsSel.MatchLabels)+len(nsSel.MatchExpressions) != 0 {
+				t.Errorf("%s namespaceSelector %+v, want every namespace (a global group)", w.GenerateName, nsSel)
+			}
+			if got.Service == nil || got.Service.Name != w.DeploymentName+"-service" || got.Service.Namespace != ns || *got.Service.Port != w.ContainerPort ||
+				*got.Service.Path != *w.WebhookPath {
+				t.Errorf("%s client config %+v", w.GenerateName, got.Service)
+			}
+			verifyServing(t, got.CABundle, secretOf(w.DeploymentName), host)
+		case v1alpha1.ConversionWebhook:
+			for _, name := range w.ConversionCRDs {
+				crd := &apiextensionsv1.CustomResourceDefinition{}
+				if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+					t.Fatal(err)
+				}
+				c := crd.Spec.Conversion
+				if c == nil || c.Strategy != apiextensionsv1.WebhookConverter || c.Webhook == nil || c.Webhook.ClientConfig.Service.Name != w.DeploymentName+"-service" ||
+					*c.Webhook.ClientConfig.Service.Path != *w.WebhookPath || !slices.Equal(c.Webhook.ConversionReviewVersions, w.AdmissionReviewVersions) {
+					t.Fatalf("crd %s conversion %+v", name, c)
+				}
+				verifyServing(t, c.Webhook.ClientConfig.CABundle, secretOf(w.DeploymentName), host)
+			}
+		}
+	}
+}
+
+// checkCleanedUp checks that a deleted CSV took its webhook configurations, cluster-wide RBAC
+// and conversions with it.
+func checkCleanedUp(t *testing.T, env *testenv.Env, csv *v1alpha1.ClusterServiceVersion) {
+	t.Helper()
+	ctx := context.Background()
+	owner := client.MatchingLabels{"olm.owner": csv.Name, "olm.owner.namespace": csv.Namespace}
+	var validating admissionregistrationv1.ValidatingWebhookConfigurationList
+	var mutating admissionregistrationv1.MutatingWebhookConfigurationList
+	var crbs rbacv1.ClusterRoleBindingList
+	var readers rbacv1.RoleBindingList
+	for _, l := range []client.ObjectList{&validating, &mutating, &crbs} {
+		if err := env.Client.List(ctx, l, owner); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := env.Client.List(ctx, &readers, owner, client.InNamespace("kube-system")); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(validating.Items) + len(mutating.Items) + len(crbs.Items) + len(readers.Items); n != 0 {
+		t.Errorf("%d validating, %d mutating configurations, %d clusterrolebindings and %d kube-system rolebindings left",
+			len(validating.Items), len(mutating.Items), len(crbs.Items), len(readers.Items))
+	}
+	for _, w := range csv.Spec.WebhookDefinitions {
+		for _, name := range w.ConversionCRDs {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+				t.Fatal(err)
+			}
+			if c := crd.Spec.Conversion; c != nil && c.Strategy != apiextensionsv1.NoneConverter {
+				t.Errorf("crd %s keeps conversion %+v", name, c)
+			}
+		}
+	}
+	for _, d := range servingDeployments(csv) {
+		for _, obj := range []client.Object{&corev1.Service{}, &corev1.Secret{}} {
+			name := d + "-service"
+			if _, ok := obj.(*corev1.Secret); ok {
+				name += "-cert"
+			}
+			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: csv.Namespace, Name: name}, obj); err != nil {
+				t.Fatal(err)
+			}
+			if !ownedBy(obj.GetOwnerReferences(), csv) {
+				t.Errorf("%T %s owners %+v: want the deleted CSV, for the garbage collector", obj, name, obj.GetOwnerReferences())
+			}
+		}
+	}
+}
+
+// refusedPrefix marks the objects the test webhook refuses.
+const refusedPrefix = "refused-"
+
+// refuse is the test webhook's decision: it refuses objects named refused-*.
+func refuse(r *admissionv1.AdmissionRequest) string {
+	if strings.HasPrefix(r.Name, refusedPrefix) {
+		return "the test webhook refuses " + r.Name
+	}
+	return ""
+}
+
+// TestWebhookCalledThroughOLMsChain: cert-manager's validating webhook, configured by the
+// CSV controller, is served by a server the test runs on loopback behind the Service OLM
+// made (an EndpointSlice to 127.0.0.1) with the certificate of the Secret OLM made. The API
+// server calls it through the TLS chain olmsync generated: an Issuer the webhook accepts is
+// created, one it refuses is refused with the webhook's words. Then, with certificates valid
+// for a short time, the certificate is rotated before expiry (a new CA in the Secret, the
+// deployment and the webhook configurations), and the webhook keeps serving through the new
+// chain.
+func TestWebhookCalledThroughOLMsChain(t *testing.T) {
+	env := testenv.Get(t)
+	// Certificates valid for 40 s are rotated 30 s before they expire: 10 s after they are made.
+	startManager(t, env, olm.Options{Certs: install.CertOptions{ValidFor: 40 * time.Second, MinFresh: 30 * time.Second}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ns := newNamespace(t, env, "wh-chain")
+	go olmtest.KeepDeploymentsAvailable(ctx, env.Client, ns)
+	operatorGroup(t, env, ns, "global")
+	dir := bundleDir(t, "cert-manager", "1.14.2")
+	installCRDs(t, env, dir)
+	csv := loadCSV(t, dir, ns)
+	create(t, env, csv)
+	first := waitPhase(t, env, ns, csv.Name, v1alpha1.CSVPhaseSucceeded, v1alpha1.CSVReasonInstallSuccessful)
+	t.Cleanup(func() { deleteAndWait(t, env, first) })
+	endpoint := olmtest.ServeBehindService(t, env, ns, "cert-manager-webhook-service", "cert-manager-webhook-service-cert", olmtest.AdmissionHandler(refuse))
+	firstCA := webhookCA(t, env, first)
+
+	admits := func(round string) {
+		t.Helper()
+		before := endpoint.Requests.Load()
+		eventually(t, "an accepted issuer created through the webhook ("+round+")", func() error {
+			return env.Client.Create(ctx, issuer(ns, "accepted-"+round))
+		})
+		err := env.Client.Create(ctx, issuer(ns, refusedPrefix+round))
+		want := `admission webhook "validate.webhooks.cert-manager.io" denied the request: the test webhook refuses ` + refusedPrefix + round
+		if err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("creating a refused issuer: %v, want %q", err, want)
+		}
+		if endpoint.Requests.Load() < before+2 {
+			t.Errorf("the webhook served %d requests, want the API server's calls for both issuers", endpoint.Requests.Load()-before)
+		}
+	}
+	admits("1")
+
+	eventually(t, "a rotated certificate", func() error {
+		c := getCSV(t, env, ns, csv.Name)
+		if c.Status.Phase != v1alpha1.CSVPhaseSucceeded {
+			return fmt.Errorf("csv %s", c.Status.Phase)
+		}
+		if c.Status.CertsLastUpdated.Equal(first.Status.CertsLastUpdated) {
+			return errors.New("certsLastUpdated unchanged")
+		}
+		if bytes.Equal(webhookCA(t, env, c), firstCA) {
+			return errors.New("the webhook configuration still trusts the first CA")
+		}
+		return nil
+	})
+	rotated := getCSV(t, env, ns, csv.Name)
+	secret := &corev1.Secret{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cert-manager-webhook-service-cert"}, secret); err != nil {
+		t.Fatal(err)
+	}
+	verifyServing(t, webhookCA(t, env, rotated), secret, "cert-manager-webhook-service."+ns+".svc")
+	admits("2")
+}
+
+// webhookCA is the caBundle of the CSV's validating webhook configuration.
+func webhookCA(t *testing.T, env *testenv.Env, csv *v1alpha1.ClusterServiceVersion) []byte {
+	t.Helper()
+	var list admissionregistrationv1.ValidatingWebhookConfigurationList
+	if err := env.Client.List(context.Background(), &list, client.MatchingLabels{"olm.owner": csv.Name, "olm.owner.namespace": csv.Namespace}); err != nil || len(list.Items) != 1 {
+		t.Fatalf("validating configurations: %v, %d", err, len(list.Items))
+	}
+	return list.Items[0].Webhooks[0].ClientConfig.CABundle
+}
+
+func issuer(ns, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "cert-manager.io/v1", "kind": "Issuer",
+		"metadata": map[string]any{"namespace": ns, "name": name},
+		"spec":     map[string]any{"selfSigned": map[string]any{}},
+	}}
+	return u
+}
