@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -452,4 +454,142 @@ func issuer(ns, name string) *unstructured.Unstructured {
 		"spec":     map[string]any{"selfSigned": map[string]any{}},
 	}}
 	return u
+}
+
+// widgetGroup is the API group the test's aggregated API server serves.
+const widgetGroup, widgetVersion = "widgets.olmsync.test", "v1alpha1"
+
+// widgetCSV owns an API service of widgetGroup served by its deployment widget-server.
+func widgetCSV(ns string) *v1alpha1.ClusterServiceVersion {
+	labels := map[string]string{"app": "widget-server"}
+	c := &v1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widgets.v1.0.0"}}
+	c.Spec.DisplayName = "Widgets"
+	c.Spec.InstallModes = []v1alpha1.InstallMode{{Type: v1alpha1.InstallModeTypeAllNamespaces, Supported: true}}
+	c.Spec.InstallStrategy.StrategyName = v1alpha1.InstallStrategyNameDeployment
+	c.Spec.InstallStrategy.StrategySpec.Permissions = []v1alpha1.StrategyDeploymentPermissions{{
+		ServiceAccountName: "widget-server",
+		Rules:              []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}},
+	}}
+	c.Spec.InstallStrategy.StrategySpec.DeploymentSpecs = []v1alpha1.StrategyDeploymentSpec{{
+		Name: "widget-server",
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{ServiceAccountName: "widget-server", Containers: []corev1.Container{{Name: "server", Image: "example.com/widget-server:1"}}},
+			},
+		},
+	}}
+	c.Spec.APIServiceDefinitions.Owned = []v1alpha1.APIServiceDescription{{
+		Name: "widgets", Group: widgetGroup, Version: widgetVersion, Kind: "Widget", DisplayName: "Widget",
+		DeploymentName: "widget-server", ContainerPort: 5443,
+	}}
+	return c
+}
+
+// widgetDiscovery serves the discovery of widgetGroup as an aggregated API server does.
+func widgetDiscovery() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gv := widgetGroup + "/" + widgetVersion
+		var body any
+		switch r.URL.Path {
+		case "/apis/" + gv:
+			body = &metav1.APIResourceList{
+				TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+				GroupVersion: gv,
+				APIResources: []metav1.APIResource{{Name: "widgets", SingularName: "widget", Namespaced: true, Kind: "Widget", Verbs: metav1.Verbs{"get", "list"}}},
+			}
+		case "/apis":
+			body = &metav1.APIGroupList{
+				TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"},
+				Groups: []metav1.APIGroup{{
+					Name:             widgetGroup,
+					Versions:         []metav1.GroupVersionForDiscovery{{GroupVersion: gv, Version: widgetVersion}},
+					PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: gv, Version: widgetVersion},
+				}},
+			}
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(body)
+	})
+}
+
+// TestOwnedAPIService: a CSV that owns an API service gets OLM's APIService for it (priorities,
+// owner labels, the Service in front of its deployment, a caBundle that verifies the serving
+// certificate) and waits in Installing ("apiServices not installed") until the API server's
+// availability check passes: the test serves the API on this host behind the Service, and the
+// aggregator reaches it through the TLS chain olmsync made. Then the CSV succeeds, its kind
+// served by discovery. Deleting the CSV deletes the APIService.
+func TestOwnedAPIService(t *testing.T) {
+	env := testenv.Get(t)
+	startManager(t, env, olm.Options{RetryInterval: time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ns := newNamespace(t, env, "apisvc")
+	go olmtest.KeepDeploymentsAvailable(ctx, env.Client, ns)
+	operatorGroup(t, env, ns, "global")
+	csv := widgetCSV(ns)
+	create(t, env, csv)
+	t.Cleanup(func() { deleteAndWait(t, env, csv) })
+	waiting := waitPhase(t, env, ns, csv.Name, v1alpha1.CSVPhaseInstalling, v1alpha1.CSVReasonWaiting)
+	eventually(t, "installing: apiServices not installed", func() error {
+		waiting = getCSV(t, env, ns, csv.Name)
+		if waiting.Status.Message != "apiServices not installed" {
+			return fmt.Errorf("message %q", waiting.Status.Message)
+		}
+		return nil
+	})
+	name := widgetVersion + "." + widgetGroup
+	apiService := &unstructured.Unstructured{}
+	apiService.SetGroupVersionKind(install.APIServiceGVK)
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, apiService); err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := apiService.Object["spec"].(map[string]any)
+	want := map[string]any{
+		"group": widgetGroup, "version": widgetVersion, "groupPriorityMinimum": int64(2000), "versionPriority": int64(15),
+		"service": map[string]any{"namespace": ns, "name": "widget-server-service", "port": int64(5443)},
+	}
+	for k, v := range want {
+		if diff := cmp.Diff(v, spec[k]); diff != "" {
+			t.Errorf("apiservice spec.%s (-want +got):\n%s", k, diff)
+		}
+	}
+	if l := apiService.GetLabels(); l["olm.owner"] != csv.Name || l["olm.owner.namespace"] != ns || l["olm.managed"] != "true" {
+		t.Errorf("apiservice labels %v", l)
+	}
+	caBundle, err := install.APIServiceCABundle(apiService)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "widget-server-service-cert"}, secret); err != nil {
+		t.Fatal(err)
+	}
+	verifyServing(t, caBundle, secret, "widget-server-service."+ns+".svc")
+
+	endpoint := olmtest.ServeBehindService(t, env, ns, "widget-server-service", "widget-server-service-cert", widgetDiscovery())
+	got := waitPhase(t, env, ns, csv.Name, v1alpha1.CSVPhaseSucceeded, v1alpha1.CSVReasonInstallSuccessful)
+	if endpoint.Requests.Load() == 0 {
+		t.Error("the API server never called the API service")
+	}
+	found := false
+	for _, r := range got.Status.RequirementStatus {
+		if r.Kind == "APIService" && r.Name == name {
+			found = r.Status == "DeploymentFound"
+		}
+	}
+	if !found {
+		t.Errorf("requirement status %+v: want the APIService with DeploymentFound", got.Status.RequirementStatus)
+	}
+
+	deleteAndWait(t, env, got)
+	err = env.Client.Get(ctx, client.ObjectKey{Name: name}, apiService)
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("the apiservice after the csv's deletion: %v", err)
+	}
+	checkCleanedUp(t, env, got)
 }
