@@ -476,7 +476,7 @@ func widgetCSV(ns string) *v1alpha1.ClusterServiceVersion {
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{ServiceAccountName: "widget-server", Containers: []corev1.Container{{Name: "server", Image: "example.com/widget-server:1"}}},
+				Spec:       corev1.PodSpec{ServiceAccountName: "widget-server", Containers: []corev1.Container{{Name: "server", Image: "example.com/widget-server:1"}}},
 			},
 		},
 	}}
