@@ -12,8 +12,8 @@ import (
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/olm/catalog"
-	"github.com/olmsync/olmsync/olm/groups"
 	"github.com/olmsync/olmsync/olm/crdupgrade"
+	"github.com/olmsync/olmsync/olm/groups"
 	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/report"
 )
