@@ -593,3 +593,84 @@ func TestOwnedAPIService(t *testing.T) {
 	}
 	checkCleanedUp(t, env, got)
 }
+
+// hookCSV is a CSV of an operator serving a validating webhook (failure policy Ignore) from
+// its deployment hook-server, replacing replaces.
+func hookCSV(ns, name, replaces string) *v1alpha1.ClusterServiceVersion {
+	c := widgetCSV(ns)
+	c.Name, c.Spec.Replaces = name, replaces
+	c.Spec.APIServiceDefinitions.Owned = nil
+	d := &c.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0]
+	d.Name = "hook-server"
+	d.Spec.Template.Spec.Containers[0].Image = "example.com/hook-server:" + name
+	c.Spec.WebhookDefinitions = []v1alpha1.WebhookDescription{{
+		GenerateName: "vhooks.olmsync.test", Type: v1alpha1.ValidatingAdmissionWebhook, DeploymentName: "hook-server",
+		ContainerPort: 443, FailurePolicy: ptr.To(admissionregistrationv1.Ignore), SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone),
+		AdmissionReviewVersions: []string{"v1"}, WebhookPath: ptr.To("/validate"),
+		Rules: []admissionregistrationv1.RuleWithOperations{{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+			Rule:       admissionregistrationv1.Rule{APIGroups: []string{"hooks.olmsync.test"}, APIVersions: []string{"v1"}, Resources: []string{"hooks"}},
+		}},
+	}}
+	return c
+}
+
+// TestUpgradeKeepsTheCertificate: an operator serving a webhook is upgraded by a CSV that
+// replaces it. The new CSV reuses the serving certificate (not due: the same CA in its
+// Secret, its webhook configuration and the deployment) and owns it from then on, so it
+// outlives the old CSV; the old CSV's webhook configuration goes with it, the new one's
+// stays, and the cluster-wide bindings, relabelled for the new CSV, stay too.
+func TestUpgradeKeepsTheCertificate(t *testing.T) {
+	env := testenv.Get(t)
+	startManager(t, env, olm.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ns := newNamespace(t, env, "hook-upgrade")
+	go olmtest.KeepDeploymentsAvailable(ctx, env.Client, ns)
+	operatorGroup(t, env, ns, "global")
+	v1 := hookCSV(ns, "hooks.v1.0.0", "")
+	create(t, env, v1)
+	old := waitPhase(t, env, ns, v1.Name, v1alpha1.CSVPhaseSucceeded, v1alpha1.CSVReasonInstallSuccessful)
+	secretKey := client.ObjectKey{Namespace: ns, Name: "hook-server-service-cert"}
+	before := &corev1.Secret{}
+	if err := env.Client.Get(ctx, secretKey, before); err != nil {
+		t.Fatal(err)
+	}
+
+	v2 := hookCSV(ns, "hooks.v1.1.0", v1.Name)
+	create(t, env, v2)
+	upgraded := waitPhase(t, env, ns, v2.Name, v1alpha1.CSVPhaseSucceeded, v1alpha1.CSVReasonInstallSuccessful)
+	eventually(t, "the old csv deleted", func() error {
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(old), &v1alpha1.ClusterServiceVersion{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there: %v", err)
+	})
+	t.Cleanup(func() { deleteAndWait(t, env, upgraded) })
+	after := &corev1.Secret{}
+	if err := env.Client.Get(ctx, secretKey, after); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(after.Data["olmCAKey"], before.Data["olmCAKey"]) || after.Annotations["olmcahash"] != before.Annotations["olmcahash"] {
+		t.Error("the upgrade made a new CA: the certificate was not due")
+	}
+	if !ownedBy(after.OwnerReferences, upgraded) || ownedBy(after.OwnerReferences, old) {
+		t.Errorf("secret owners %+v, want the new csv alone", after.OwnerReferences)
+	}
+	if ca := webhookCA(t, env, upgraded); !bytes.Equal(ca, before.Data["olmCAKey"]) {
+		t.Error("the new csv's webhook configuration does not trust the CA of the secret")
+	}
+	var list admissionregistrationv1.ValidatingWebhookConfigurationList
+	if err := env.Client.List(ctx, &list, client.MatchingLabels{"olm.owner": old.Name, "olm.owner.namespace": ns}); err != nil || len(list.Items) != 0 {
+		t.Errorf("webhook configurations of the old csv: %d (%v)", len(list.Items), err)
+	}
+	crb := &rbacv1.ClusterRoleBinding{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: "hook-server-service-system:auth-delegator"}, crb); err != nil || crb.Labels["olm.owner"] != upgraded.Name {
+		t.Errorf("auth delegator binding: %v, labels %v", err, crb.Labels)
+	}
+	reader := &rbacv1.RoleBinding{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "hook-server-service-auth-reader"}, reader); err != nil || reader.Labels["olm.owner"] != upgraded.Name {
+		t.Errorf("auth reader binding: %v, labels %v", err, reader.Labels)
+	}
+}
