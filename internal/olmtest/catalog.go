@@ -3,6 +3,7 @@ package olmtest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -316,7 +317,11 @@ func ConfigMapCatalog(tb testing.TB, env *testenv.Env, ns, name string, bundles 
 			tb.Fatal(err)
 		}
 	}
-	Eventually(tb, fmt.Sprintf("catalogsource %s/%s READY with configmap version %s", ns, name, cm.ResourceVersion), func() error {
+	// The controller labels the ConfigMap (olm.managed: "false") and owns it by the
+	// CatalogSource, as OLM does: what it loads is the version after that write, with the
+	// data written here.
+	written := cm.Data
+	Eventually(tb, fmt.Sprintf("catalogsource %s/%s READY with configmap version %s or the controller's after it", ns, name, cm.ResourceVersion), func() error {
 		cs := &v1alpha1.CatalogSource{}
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cs); err != nil {
 			return err
@@ -324,8 +329,15 @@ func ConfigMapCatalog(tb testing.TB, env *testenv.Env, ns, name string, bundles 
 		if s := cs.Status.GRPCConnectionState; s == nil || s.LastObservedState != v1alpha1.ConnectionStateReady {
 			return fmt.Errorf("status %+v", cs.Status)
 		}
-		if ref := cs.Status.ConfigMapResource; ref == nil || ref.ResourceVersion != cm.ResourceVersion {
-			return fmt.Errorf("loaded configmap %+v", cs.Status.ConfigMapResource)
+		live := &corev1.ConfigMap{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(cm), live); err != nil {
+			return err
+		}
+		if !maps.Equal(live.Data, written) {
+			return fmt.Errorf("configmap %s changed by someone else", live.Name)
+		}
+		if ref := cs.Status.ConfigMapResource; ref == nil || ref.ResourceVersion != live.ResourceVersion {
+			return fmt.Errorf("loaded configmap %+v, the configmap is at %s", cs.Status.ConfigMapResource, live.ResourceVersion)
 		}
 		return nil
 	})

@@ -177,7 +177,7 @@ func NamespaceSelector(og *operatorsv1.OperatorGroup) (*metav1.LabelSelector, er
 		return nil, nil
 	}
 	if og.UID == "" {
-		return nil, errors.New("Missing UID") //nolint:staticcheck // OLM's message
+		return nil, fmt.Errorf("operatorgroup %s/%s has no uid to select its namespaces by", og.Namespace, og.Name)
 	}
 	return &metav1.LabelSelector{MatchLabels: map[string]string{operatorsv1.OperatorGroupLabelPrefix + string(og.UID): ""}}, nil
 }

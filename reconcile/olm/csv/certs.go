@@ -179,6 +179,9 @@ func (r *Reconciler) certFacts(ctx context.Context, obj *v1alpha1.ClusterService
 		return nil, err
 	}
 	f.APIServicesMissing, f.APIServicesErr = missing, apiErr
+	// OLM's check of the webhooks deletes first the configurations of entries the CSV no
+	// longer declares (areWebhooksAvailable calls cleanUpRemovedWebhooks); its error is the
+	// check's.
 	if err := r.applier().DeleteRemovedWebhooks(ctx, obj); err != nil {
 		f.WebhooksErr = err
 		return hashes, nil
