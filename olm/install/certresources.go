@@ -267,6 +267,24 @@ func ShouldRotate(secret *corev1.Secret, hosts []string, now time.Time, opts Cer
 	return false
 }
 
+// RotationTime is when the certificate in a Secret becomes due for rotation (the earlier of
+// its CA's and its own rotation time); the zero time when either does not parse.
+func RotationTime(secret *corev1.Secret, opts CertOptions) time.Time {
+	ca, err := certs.ParsePEM(secret.Data[CAPEMKey])
+	if err != nil {
+		return time.Time{}
+	}
+	cert, err := certs.ParsePEM(secret.Data[corev1.TLSCertKey])
+	if err != nil {
+		return time.Time{}
+	}
+	at := opts.RotatesAt(ca.NotAfter)
+	if c := opts.RotatesAt(cert.NotAfter); c.Before(at) {
+		at = c
+	}
+	return at
+}
+
 // CertRBAC is the RBAC OLM makes for a serving deployment's service account: a Role and a
 // RoleBinding that let it get its certificate's Secret, a ClusterRoleBinding to
 // system:auth-delegator and, in kube-system, a RoleBinding to

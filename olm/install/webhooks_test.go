@@ -345,6 +345,9 @@ func TestShouldRotate(t *testing.T) {
 	if secret.Type != corev1.SecretTypeTLS || secret.Name != "d-service-cert" || secret.Annotations["olmcahash"] != sc.CAHash() || secret.Labels["olm.managed"] != "true" {
 		t.Errorf("secret %+v", secret.ObjectMeta)
 	}
+	if got, want := RotationTime(secret, opts), start.Add(50*time.Minute); !got.Equal(want) {
+		t.Errorf("RotationTime = %s, want %s (ten minutes before the hour it is valid)", got, want)
+	}
 	for _, tt := range []struct {
 		name  string
 		at    time.Time

@@ -157,7 +157,7 @@ func (r *Reconciler) getAPIService(ctx context.Context, name string) (*unstructu
 // one is missing), whether the webhooks and API services are installed, and, for a
 // Succeeded or Failed CSV, whether the API services' resources are whole and a certificate
 // is due for rotation. It returns the CA hashes the deployments are checked with.
-func (r *Reconciler) certFacts(ctx context.Context, obj *v1alpha1.ClusterServiceVersion, f *phase.Facts) (map[string]string, error) {
+func (r *Reconciler) certFacts(ctx context.Context, obj *v1alpha1.ClusterServiceVersion, f *phase.Facts, s *state) (map[string]string, error) {
 	p := obj.Status.Phase
 	if p == v1alpha1.CSVPhaseSucceeded || p == v1alpha1.CSVPhaseFailed {
 		issue, unadoptable, err := r.checkAPIServiceResources(ctx, obj)
@@ -165,7 +165,7 @@ func (r *Reconciler) certFacts(ctx context.Context, obj *v1alpha1.ClusterService
 			return nil, err
 		}
 		f.CertResourcesErr, f.CertResourcesUnadoptable = issue, unadoptable
-		if f.RotateCerts, err = r.shouldRotate(ctx, obj); err != nil {
+		if f.RotateCerts, s.rotateAt, err = r.shouldRotate(ctx, obj); err != nil {
 			return nil, err
 		}
 	}
@@ -374,24 +374,30 @@ func (r *Reconciler) apiServicesMissing(ctx context.Context, obj *v1alpha1.Clust
 }
 
 // shouldRotate is OLM's ShouldRotateCerts: a serving deployment's Secret is missing, or its
-// certificate is invalid or due (install.ShouldRotate).
-func (r *Reconciler) shouldRotate(ctx context.Context, obj *v1alpha1.ClusterServiceVersion) (bool, error) {
+// certificate is invalid or due (install.ShouldRotate). It also says when the first
+// certificate becomes due (zero when none will), so that the CSV is looked at again then:
+// OLM notices at its next resync.
+func (r *Reconciler) shouldRotate(ctx context.Context, obj *v1alpha1.ClusterServiceVersion) (bool, time.Time, error) {
 	now := time.Now()
+	var next time.Time
 	for _, d := range install.CertDeployments(obj) {
 		service := install.ServiceName(d.Name)
 		secret := &corev1.Secret{}
 		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: install.SecretName(service)}, secret)
 		switch {
 		case apierrors.IsNotFound(err):
-			return true, nil
+			return true, time.Time{}, nil
 		case err != nil:
-			return false, fmt.Errorf("get secret %s/%s: %w", obj.Namespace, install.SecretName(service), err)
+			return false, time.Time{}, fmt.Errorf("get secret %s/%s: %w", obj.Namespace, install.SecretName(service), err)
 		}
 		if install.ShouldRotate(secret, install.HostnamesForService(service, obj.Namespace), now, r.Options.Certs) {
-			return true, nil
+			return true, time.Time{}, nil
+		}
+		if at := install.RotationTime(secret, r.Options.Certs); !at.IsZero() && (next.IsZero() || at.Before(next)) {
+			next = at
 		}
 	}
-	return false, nil
+	return false, next, nil
 }
 
 // checkAPIServiceResources is OLM's check of what it made for each owned API service: the

@@ -64,7 +64,7 @@ func (r *Reconciler) facts(ctx context.Context, obj *v1alpha1.ClusterServiceVers
 		var caHashes map[string]string
 		if install.HasCertResources(obj) {
 			var err error
-			if caHashes, err = r.certFacts(ctx, obj, &f); err != nil {
+			if caHashes, err = r.certFacts(ctx, obj, &f, s); err != nil {
 				return f, err
 			}
 		}

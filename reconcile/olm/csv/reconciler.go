@@ -153,6 +153,9 @@ type state struct {
 	applied *install.Permissions
 	// copies are the CSV's copies by namespace, as written in this sync.
 	copies map[string]*v1alpha1.ClusterServiceVersion
+	// rotateAt is when the first serving certificate of the CSV becomes due for rotation
+	// (zero when it has none, or one is due now).
+	rotateAt time.Time
 	// stop ends the sync after the current step.
 	stop         bool
 	requeueAfter time.Duration

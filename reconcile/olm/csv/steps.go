@@ -189,9 +189,10 @@ func (r *Reconciler) transition(ctx context.Context, obj *v1alpha1.ClusterServic
 		// The API server's availability check of an APIService wakes nothing up here.
 		s.requeue(r.retryInterval())
 	}
-	if at := obj.Status.CertsRotateAt; at != nil && obj.Status.Phase == v1alpha1.CSVPhaseSucceeded {
-		// OLM notices a certificate due for rotation at its next resync; look at it then.
-		s.requeue(max(time.Until(at.Time), time.Second))
+	if !s.rotateAt.IsZero() {
+		// OLM notices a certificate due for rotation at its next resync; look at it when
+		// it is due.
+		s.requeue(max(time.Until(s.rotateAt), time.Second))
 	}
 	switch {
 	case errors.Is(d.Err, phase.ErrNoReplacement):
