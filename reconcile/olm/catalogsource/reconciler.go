@@ -211,7 +211,7 @@ func (r *Reconciler) ownConfigMap(ctx context.Context, obj *v1alpha1.CatalogSour
 		})
 	}
 	if err := r.Client.Patch(ctx, cm, patch); err != nil {
-		return fmt.Errorf("unable to write owner onto catalog source configmap - %v", err) // OLM's words
+		return fmt.Errorf("unable to write owner onto catalog source configmap - %w", err) // OLM's words
 	}
 	return nil
 }

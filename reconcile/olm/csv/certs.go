@@ -210,11 +210,11 @@ func (r *Reconciler) expectedCAHashes(ctx context.Context, obj *v1alpha1.Cluster
 		}
 		var ca []byte
 		if u == nil {
-			return nil, fmt.Errorf("could not retrieve caBundle for owned APIServices %s: %v", d.APIServiceName(),
-				fmt.Errorf("could not retrieve generated APIService: %v", apierrors.NewNotFound(apiServiceResource, d.APIServiceName()))), nil
+			return nil, fmt.Errorf("could not retrieve caBundle for owned APIServices %s: %w", d.APIServiceName(),
+				fmt.Errorf("could not retrieve generated APIService: %w", apierrors.NewNotFound(apiServiceResource, d.APIServiceName()))), nil
 		}
 		if ca, err = install.APIServiceCABundle(u); err != nil {
-			return nil, fmt.Errorf("could not retrieve caBundle for owned APIServices %s: %v", d.APIServiceName(), err), nil
+			return nil, fmt.Errorf("could not retrieve caBundle for owned APIServices %s: %w", d.APIServiceName(), err), nil
 		}
 		if !deployments[d.DeploymentName] {
 			return nil, fmt.Errorf("strategyDetailsDeployment is missing deployment %s for owned APIServices %s", d.DeploymentName, d.APIServiceName()), nil
@@ -230,7 +230,7 @@ func (r *Reconciler) expectedCAHashes(ctx context.Context, obj *v1alpha1.Cluster
 			return nil, nil, err
 		}
 		if !found {
-			return nil, fmt.Errorf("could not retrieve caBundle for WebhookDescription %s: %v", w.GenerateName, errors.New("unable to find CA")), nil
+			return nil, fmt.Errorf("could not retrieve caBundle for WebhookDescription %s: %w", w.GenerateName, errors.New("unable to find CA")), nil
 		}
 		if !deployments[w.DeploymentName] {
 			return nil, fmt.Errorf("strategyDetailsDeployment is missing deployment %s for WebhookDescription %s", w.DeploymentName, w.GenerateName), nil

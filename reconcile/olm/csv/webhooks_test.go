@@ -642,10 +642,13 @@ func TestUpgradeKeepsTheCertificate(t *testing.T) {
 	upgraded := waitPhase(t, env, ns, v2.Name, v1alpha1.CSVPhaseSucceeded, v1alpha1.CSVReasonInstallSuccessful)
 	eventually(t, "the old csv deleted", func() error {
 		err := env.Client.Get(ctx, client.ObjectKeyFromObject(old), &v1alpha1.ClusterServiceVersion{})
-		if apierrors.IsNotFound(err) {
+		switch {
+		case apierrors.IsNotFound(err):
 			return nil
+		case err != nil:
+			return err
 		}
-		return fmt.Errorf("still there: %v", err)
+		return errors.New("still there")
 	})
 	t.Cleanup(func() { deleteAndWait(t, env, upgraded) })
 	after := &corev1.Secret{}
