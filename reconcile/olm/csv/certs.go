@@ -298,7 +298,7 @@ func (r *Reconciler) webhookCABundle(ctx context.Context, obj *v1alpha1.ClusterS
 	case v1alpha1.ConversionWebhook:
 		for _, name := range w.ConversionCRDs {
 			crd := &apiextensionsv1.CustomResourceDefinition{}
-			if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+			if err := r.APIReader.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil { // live, as OLM reads it: the conversion was written moments ago
 				continue
 			}
 			if c := crd.Spec.Conversion; c != nil && c.Webhook != nil && c.Webhook.ClientConfig != nil && c.Webhook.ClientConfig.CABundle != nil {
@@ -338,7 +338,7 @@ func (r *Reconciler) webhooksMissing(ctx context.Context, obj *v1alpha1.ClusterS
 		case v1alpha1.ConversionWebhook:
 			for _, name := range w.ConversionCRDs {
 				crd := &apiextensionsv1.CustomResourceDefinition{}
-				if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+				if err := r.APIReader.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil { // live, as OLM reads it: the conversion was written moments ago
 					return false, err, nil
 				}
 				if !install.ConversionInstalled(crd) {
