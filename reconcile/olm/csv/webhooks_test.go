@@ -677,3 +677,41 @@ func TestUpgradeKeepsTheCertificate(t *testing.T) {
 		t.Errorf("auth reader binding: %v, labels %v", err, reader.Labels)
 	}
 }
+
+// TestWebhookScopedToTheGroup: the admission webhook of an operator installed for its own
+// namespace is scoped as OLM scopes it: its namespaceSelector selects the label
+// olm.operatorgroup.uid/<group uid>, which the OperatorGroup controller puts on the group's
+// target namespaces (and only on them).
+func TestWebhookScopedToTheGroup(t *testing.T) {
+	env := testenv.Get(t)
+	startManager(t, env, olm.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ns := newNamespace(t, env, "hook-scoped")
+	go olmtest.KeepDeploymentsAvailable(ctx, env.Client, ns)
+	og := operatorGroup(t, env, ns, "own", ns)
+	csv := hookCSV(ns, "hooks.v1.0.0", "")
+	csv.Spec.InstallModes = []v1alpha1.InstallMode{{Type: v1alpha1.InstallModeTypeOwnNamespace, Supported: true}}
+	create(t, env, csv)
+	got := waitPhase(t, env, ns, csv.Name, v1alpha1.CSVPhaseSucceeded, v1alpha1.CSVReasonInstallSuccessful)
+	t.Cleanup(func() { deleteAndWait(t, env, got) })
+	var list admissionregistrationv1.ValidatingWebhookConfigurationList
+	if err := env.Client.List(ctx, &list, client.MatchingLabels{"olm.owner": csv.Name, "olm.owner.namespace": ns}); err != nil || len(list.Items) != 1 {
+		t.Fatalf("validating configurations: %v, %d", err, len(list.Items))
+	}
+	key := "olm.operatorgroup.uid/" + string(og.UID)
+	want := &metav1.LabelSelector{MatchLabels: map[string]string{key: ""}}
+	if diff := cmp.Diff(want, list.Items[0].Webhooks[0].NamespaceSelector); diff != "" {
+		t.Errorf("namespaceSelector (-want +got):\n%s", diff)
+	}
+	eventually(t, "the target namespace labelled for the group", func() error {
+		n := &corev1.Namespace{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: ns}, n); err != nil {
+			return err
+		}
+		if _, ok := n.Labels[key]; !ok {
+			return fmt.Errorf("labels %v", n.Labels)
+		}
+		return nil
+	})
+}
