@@ -89,9 +89,39 @@ type PreviewBrings struct {
 	InstallModes []string            `json:"installModes"`
 	Permissions  []PreviewPermission `json:"permissions"`
 	Images       []string            `json:"images"`
+	// Webhooks are the admission and conversion webhooks the CSV declares, which OLM
+	// registers with the API server; APIServices the aggregated APIs it owns.
+	Webhooks    []PreviewWebhook    `json:"webhooks,omitempty"`
+	APIServices []PreviewAPIService `json:"apiServices,omitempty"`
 	// Unseen says what the preview could not see (a bundle image it could not pull, run
 	// offline): the lists are then empty, and say nothing.
 	Unseen string `json:"unseen,omitempty"`
+}
+
+// PreviewWebhook is a webhook a bundle brings, scoped as OLM would register it in the
+// Subscription's namespace.
+type PreviewWebhook struct {
+	Name string `json:"name"`
+	// Type is ValidatingAdmissionWebhook, MutatingAdmissionWebhook or ConversionWebhook.
+	Type          string   `json:"type"`
+	Deployment    string   `json:"deployment"`
+	Rules         []string `json:"rules"`
+	FailurePolicy string   `json:"failurePolicy,omitempty"`
+	// ClusterWide: the API server calls it for objects of every namespace (the namespace's
+	// OperatorGroup is global) or of every CRD it converts; else Namespaces are the group's
+	// target namespaces it is scoped to.
+	ClusterWide bool     `json:"clusterWide"`
+	Namespaces  []string `json:"namespaces,omitempty"`
+	// Summary is the webhook in one line.
+	Summary string `json:"summary"`
+}
+
+// PreviewAPIService is an aggregated API the CSV owns: the APIService <version>.<group>
+// serving kind, and the deployment behind it.
+type PreviewAPIService struct {
+	Name       string `json:"name"`
+	Kind       string `json:"kind"`
+	Deployment string `json:"deployment"`
 }
 
 // Kinds of PreviewCRD.Change.

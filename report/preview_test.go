@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -194,5 +195,22 @@ func TestPreviewBringsOtherFormats(t *testing.T) {
 	}
 	if notes != 1 {
 		t.Errorf("SARIF: %d notes on what etcd/etcd brings, want 1:\n%s", notes, sa.String())
+	}
+}
+
+// TestBringsLinesWebhooks: the webhooks and API services a bundle brings each get a line, the
+// webhook's as the preview wrote it (cluster-wide ones called out there).
+func TestBringsLinesWebhooks(t *testing.T) {
+	b := &PreviewBrings{CSV: "cert-manager.v1.14.2",
+		Webhooks: []PreviewWebhook{{Name: "validate.webhooks.cert-manager.io", Type: "ValidatingAdmissionWebhook", ClusterWide: true,
+			Summary: "CLUSTER-WIDE validating webhook validate.webhooks.cert-manager.io (deployment cert-manager-webhook, failure policy Fail): CREATE,UPDATE cert-manager.io/v1 */*"}},
+		APIServices: []PreviewAPIService{{Name: "v1.packages.example.com", Kind: "Package", Deployment: "server"}},
+	}
+	want := []string{
+		"CLUSTER-WIDE validating webhook validate.webhooks.cert-manager.io (deployment cert-manager-webhook, failure policy Fail): CREATE,UPDATE cert-manager.io/v1 */*",
+		"API service v1.packages.example.com (Package), served by deployment server",
+	}
+	if got := bringsLines(b); !slices.Equal(got, want) {
+		t.Errorf("bringsLines = %q, want %q", got, want)
 	}
 }

@@ -98,6 +98,12 @@ func bringsLines(b *PreviewBrings) []string {
 	if len(b.Images) > 0 {
 		out = append(out, "images: "+strings.Join(b.Images, ", "))
 	}
+	for _, w := range b.Webhooks {
+		out = append(out, w.Summary)
+	}
+	for _, a := range b.APIServices {
+		out = append(out, fmt.Sprintf("API service %s (%s), served by deployment %s", a.Name, a.Kind, a.Deployment))
+	}
 	return out
 }
 

@@ -4,12 +4,16 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/olm/crdupgrade"
+	"github.com/olmsync/olmsync/olm/groups"
 	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/report"
 )
@@ -115,6 +119,40 @@ func (p *clusterPreview) brings(v *view, sr *resolve.SubscriptionResult, content
 		out.Permissions = append(out.Permissions, report.PreviewPermission{ServiceAccount: pm.ServiceAccount, ClusterWide: pm.ClusterWide, Rules: pm.Rules})
 	}
 	out.InstallModes, out.Images = s.InstallModes, s.Images
+	out.Webhooks = webhooksIn(v, sr.Namespace, s.Webhooks)
+	for _, a := range s.APIServices {
+		out.APIServices = append(out.APIServices, report.PreviewAPIService{Name: a.Name, Kind: a.Kind, Deployment: a.Deployment})
+	}
+	return out
+}
+
+// webhooksIn are a bundle's webhooks as OLM would register them in namespace ns: an admission
+// webhook is scoped to the target namespaces of the namespace's OperatorGroup (every
+// namespace for a global group, which the report calls out as cluster-wide); a conversion
+// webhook serves its CRDs everywhere. Without exactly one group the bundle's own scope is
+// said.
+func webhooksIn(v *view, ns string, webhooks []catalog.SummaryWebhook) []report.PreviewWebhook {
+	var targets []string
+	known := false
+	if gs := v.groupsOf(ns); len(gs) == 1 {
+		targets, known = gs[0].og.Status.Namespaces, true
+	}
+	var out []report.PreviewWebhook
+	for _, w := range webhooks {
+		pw := report.PreviewWebhook{Name: w.Name, Type: w.Type, Deployment: w.Deployment, Rules: w.Rules, FailurePolicy: w.FailurePolicy, ClusterWide: w.ClusterWide}
+		if known && w.Type != string(v1alpha1.ConversionWebhook) {
+			pw.ClusterWide = groups.IsAllNamespaces(targets)
+			if !pw.ClusterWide {
+				pw.Namespaces = slices.Clone(targets)
+			}
+		}
+		w.ClusterWide = pw.ClusterWide
+		pw.Summary = w.Line()
+		if len(pw.Namespaces) > 0 {
+			pw.Summary += "; in namespaces " + strings.Join(pw.Namespaces, ", ")
+		}
+		out = append(out, pw)
+	}
 	return out
 }
 

@@ -218,3 +218,56 @@ func TestJudgeCRDs(t *testing.T) {
 		t.Errorf("violation %+v", v)
 	}
 }
+
+// TestPreviewCertManagerWebhooks is issue 31's report: a Subscription to cert-manager, from its
+// real bundles served as images, in a namespace with a global group. The preview's outcome is
+// the controller's (Succeeded / InstallSucceeded: TestRealOperatorsWithWebhooks installs the
+// same bundle), and what it brings lists its two webhooks, called out as cluster-wide (the
+// group targets every namespace). In a namespace whose group targets only itself the same
+// bundle's webhooks would be scoped to it, and cert-manager, AllNamespaces only, fails its
+// install modes there.
+func TestPreviewCertManagerWebhooks(t *testing.T) {
+	reg := olmtest.ServeRegistry(t)
+	dir := shareddata.Path(t, filepath.Join("data", "catalogs", "community-operators-bundles", "operators", "cert-manager"))
+	bc := reg.PushBundleCatalog(t, "catalogs/cert-manager:1", olmtest.BundleCatalogOptions{RepoPrefix: "bundles/"}, dir)
+	repo := files{
+		"olmsync.yaml":         "apps:\n- {name: cluster-scope, path: cluster-scope, clusterScope: true}\n",
+		"cluster-scope/a.yaml": docs(namespace("cert-manager"), group("cert-manager", "global", ""), sub("cert-manager", "cert-manager", "cert-manager", "stable", "community", "Automatic")),
+	}
+	_, rep := checkWith(t, writeTree(t, repo), Options{
+		Catalogs: []CatalogSpec{{Name: "community", Source: bc.Ref}},
+		Image:    reg.ImageOptions(catalog.ImageOptions{CacheDir: t.TempDir()}),
+	})
+	s := rep.Subscriptions[0]
+	if s.Outcome == nil || s.Outcome.CSV != "cert-manager.v1.14.2" || s.Outcome.Phase != "Succeeded" || s.Outcome.Reason != "InstallSucceeded" {
+		t.Fatalf("outcome %+v, want cert-manager.v1.14.2 Succeeded/InstallSucceeded", s.Outcome)
+	}
+	b := s.Brings
+	if b == nil || len(b.Webhooks) != 2 {
+		t.Fatalf("brings %+v: want cert-manager's two webhooks", b)
+	}
+	want := []string{
+		"CLUSTER-WIDE validating webhook validate.webhooks.cert-manager.io (deployment cert-manager-webhook, failure policy Fail): CREATE,UPDATE cert-manager.io/v1,acme.cert-manager.io/v1 */*",
+		"CLUSTER-WIDE mutating webhook mutate.webhooks.cert-manager.io (deployment cert-manager-webhook, failure policy Fail): CREATE cert-manager.io/v1 certificaterequests",
+	}
+	for i, w := range b.Webhooks {
+		if !w.ClusterWide || w.Summary != want[i] || w.Deployment != "cert-manager-webhook" {
+			t.Errorf("webhook %d: %+v, want summary %q", i, w, want[i])
+		}
+	}
+
+	scoped := files{
+		"olmsync.yaml":         "apps:\n- {name: cluster-scope, path: cluster-scope, clusterScope: true}\n",
+		"cluster-scope/a.yaml": docs(namespace("cert-manager"), group("cert-manager", "own", "cert-manager"), sub("cert-manager", "cert-manager", "cert-manager", "stable", "community", "Automatic")),
+	}
+	_, rep = checkWith(t, writeTree(t, scoped), Options{
+		Catalogs: []CatalogSpec{{Name: "community", Source: bc.Ref}},
+		Image:    reg.ImageOptions(catalog.ImageOptions{CacheDir: t.TempDir()}),
+	})
+	s = rep.Subscriptions[0]
+	if s.Outcome == nil || s.Outcome.Reason != "UnsupportedOperatorGroup" || s.Brings == nil || len(s.Brings.Webhooks) != 2 ||
+		s.Brings.Webhooks[0].ClusterWide || !slices.Equal(s.Brings.Webhooks[0].Namespaces, []string{"cert-manager"}) ||
+		!strings.HasSuffix(s.Brings.Webhooks[0].Summary, "; in namespaces cert-manager") {
+		t.Errorf("in an OwnNamespace group: outcome %+v, webhooks %+v", s.Outcome, s.Brings)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/olm/groups"
+	"github.com/olmsync/olmsync/olm/install"
 	"github.com/olmsync/olmsync/olm/phase"
 	"github.com/olmsync/olmsync/olm/plans"
 	"github.com/olmsync/olmsync/olm/resolve"
@@ -187,6 +188,7 @@ func evaluate(csv *v1alpha1.ClusterServiceVersion, settled []operatorsv1.Operato
 				applyGroupAPIs(settled, ev)
 			}
 			f.Groups = ev
+			f.Strategy = strategyProblem(c)
 		}
 		req = requirements(c, kubeVersion, crds, nil)
 		f.Requirements = req
@@ -200,6 +202,19 @@ func evaluate(csv *v1alpha1.ClusterServiceVersion, settled []operatorsv1.Operato
 		out.Message += ": " + unmet(req)
 	}
 	return out
+}
+
+// strategyProblem is why the CSV controller cannot execute the CSV's install strategy
+// (install.Validate), as the CSV controller asks; nil for a CSV the preview knows only from
+// the catalog's olm.csv.metadata, which carries no strategy.
+func strategyProblem(c *v1alpha1.ClusterServiceVersion) error {
+	if c.Spec.InstallStrategy.StrategyName == "" && len(c.Spec.InstallStrategy.StrategySpec.DeploymentSpecs) == 0 {
+		return nil
+	}
+	if err := install.Validate(c); err != nil {
+		return err
+	}
+	return nil
 }
 
 // applyGroupAPIs writes the group's olm.providedAPIs as the evaluation settled it.

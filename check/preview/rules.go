@@ -47,7 +47,8 @@ var Rules = []policy.Rule{
 			"OperatorGroup in its namespace, supports the group's target namespaces with its install modes, and provides " +
 			"no API that an intersecting group already provides. Otherwise OLM sets it Failed with NoOperatorGroup, " +
 			"TooManyOperatorGroups, NoTargetNamespaces, UnsupportedOperatorGroup, InterOperatorGroupOwnerConflict or " +
-			"CannotModifyStaticOperatorGroupProvidedAPIs.",
+			"CannotModifyStaticOperatorGroupProvidedAPIs — or, when no group (or more than one) manages the namespace, its " +
+			"InstallPlan stays Installing (InstallCheckFailed) and the CSV is never created; the finding says which.",
 	},
 	{
 		ID: RuleInstalledCSVFails, Title: "A CSV the cluster runs keeps passing the OperatorGroup checks", Severity: policy.SeverityError,

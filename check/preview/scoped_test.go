@@ -332,3 +332,41 @@ subjects:
 		t.Errorf("end %+v, outcome %+v: want gadgets.v0.1.0 installed", got.End, got.Outcome)
 	}
 }
+
+// TestPreviewPlanStuckForTheGroup is issue 31's OLM002: a group whose selector matches no
+// namespace manages none, so OLM's service-account query fails the InstallPlan's check
+// (InstallCheckFailed: "no operator group found that is managing this namespace") and the
+// plan stays Installing: the CSV is never created. The finding says that, not the
+// NoTargetNamespaces the CSV would get if it existed.
+func TestPreviewPlanStuckForTheGroup(t *testing.T) {
+	og := "apiVersion: operators.coreos.com/v1\nkind: OperatorGroup\nmetadata: {name: og, namespace: team-d}\n" +
+		"spec:\n  selector: {matchLabels: {nothing: matches}}\n"
+	repo := files{
+		"olmsync.yaml":                    "apps:\n- {name: cluster-scope, path: cluster-scope, clusterScope: true}\n",
+		"cluster-scope/namespace.yaml":    namespace("team-d"),
+		"cluster-scope/group.yaml":        og,
+		"cluster-scope/subscription.yaml": sub("team-d", "etcd", "etcd", "stable", "community-operators", "Automatic"),
+	}
+	_, rep := checkWith(t, writeTree(t, repo), Options{Catalogs: []CatalogSpec{fixtureCatalog}})
+	var s *report.SubscriptionPreview
+	for i := range rep.Subscriptions {
+		if rep.Subscriptions[i].Namespace == "team-d" {
+			s = &rep.Subscriptions[i]
+		}
+	}
+	if s == nil || s.Plan == nil || s.Plan.Phase != "Installing" || s.Plan.InstallCheckFailed != "no operator group found that is managing this namespace" || s.Outcome != nil {
+		t.Fatalf("preview %+v: want the plan Installing with OLM's InstallCheckFailed message and no CSV outcome", s)
+	}
+	next := s.Resolution.Next
+	want := "Subscription team-d/etcd: the InstallPlan for " + next + " would stay Installing, its Installed condition False (InstallCheckFailed): " +
+		"no operator group found that is managing this namespace; " + next + " would not be created"
+	var got []string
+	for _, v := range rep.Violations {
+		if v.Rule == RuleCSVFails {
+			got = append(got, v.Message)
+		}
+	}
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("OLM002 findings %q, want only %q", got, want)
+	}
+}

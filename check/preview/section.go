@@ -7,6 +7,7 @@ import (
 	"github.com/blang/semver/v4"
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/check"
 	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/olm/groups"
@@ -107,6 +108,7 @@ func (p *clusterPreview) report(v *view, results map[string]*resolve.Result, con
 		sp.Brings = p.brings(v, sr, contents)
 		p.judgeCRDs(e.git, &sp)
 		p.planFor(v, &sp, &e.sub, sr, res)
+		p.judgeNext(e.git, &sp)
 		sp.End = ends[sr.Namespace+"/"+sr.Name]
 		if end := sp.End; end != nil && end.Reason != "" && sr.Resolution.Status != resolve.StatusFailed {
 			// The first resolution went through; one after what it installed does not.
@@ -195,8 +197,7 @@ func (p *clusterPreview) judgeSubscription(sp *report.SubscriptionPreview, at *g
 	if r.Status == resolve.StatusResolved && r.Next != "" {
 		if j := outcomes[csvKey(sr.Namespace, r.Next)]; j != nil && j.outcome != nil {
 			o := *j.outcome
-			sp.Outcome = &o
-			p.violateOutcome(at, sp, &o, "")
+			sp.Outcome = &o // judged once its InstallPlan is (judgeNext)
 		}
 		for _, d := range sr.Dependencies {
 			if j := outcomes[csvKey(sr.Namespace, d.Name)]; !d.Installed && j != nil && j.outcome.Failed() {
@@ -230,6 +231,24 @@ func (p *clusterPreview) judgeCRDs(at *gitRef, sp *report.SubscriptionPreview) {
 		}
 		p.violate(at, RuleCRDUpgradeRefused, policy.SeverityError,
 			fmt.Sprintf("Subscription %s: the upgrade to %s replaces CRD %s, which OLM refuses: %s", sp.ID(), sp.Brings.CSV, c.Name, c.Verdict))
+	}
+}
+
+// judgeNext reports what the cluster would show of the CSV the Subscription installs next:
+// when its InstallPlan stays Installing because of the namespace's OperatorGroups (OLM's
+// service-account query fails, InstallCheckFailed), the plan and its message — the CSV is
+// never created, so it has no phase to fail with (OLM002); else the CSV's own failure
+// (OLM002) or Pending (OLM004).
+func (p *clusterPreview) judgeNext(at *gitRef, sp *report.SubscriptionPreview) {
+	if pl := sp.Plan; pl != nil && pl.Phase == string(v1alpha1.InstallPlanPhaseInstalling) && pl.InstallCheckFailed != "" {
+		next := sp.Resolution.Next
+		p.violate(at, RuleCSVFails, policy.SeverityError, fmt.Sprintf(
+			"Subscription %s: the InstallPlan for %s would stay Installing, its Installed condition False (InstallCheckFailed): %s; %s would not be created",
+			sp.ID(), next, pl.InstallCheckFailed, next))
+		return
+	}
+	if sp.Outcome != nil && sp.Outcome.CSV == sp.Resolution.Next {
+		p.violateOutcome(at, sp, sp.Outcome, "")
 	}
 }
 

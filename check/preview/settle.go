@@ -260,6 +260,7 @@ func (w *world) facts(c *v1alpha1.ClusterServiceVersion, now time.Time) phase.Fa
 		applyGroupAPIs(w.groups, ev)
 	}
 	f.Groups = ev
+	f.Strategy = strategyProblem(c)
 	rep := phase.ReplacementOf(c, w.csvs)
 	f.Replaces, f.ReplacedBy, f.NewestReplacement = rep.Replaces, rep.ReplacedBy, rep.Newest
 	f.OwnerConflict = len(phase.OwnerConflicts(c, w.csvs)) > 0

@@ -26,10 +26,12 @@ func newBundleInspectCommand(flags *catalogFlags) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "inspect REF",
-		Short: "Show what a bundle brings: its CSV, owned and required CRDs, install modes, permissions (cluster-wide ones called out), dependencies and images",
+		Short: "Show what a bundle brings: its CSV, owned and required CRDs, install modes, permissions (cluster-wide ones called out), dependencies, images, webhooks and API services",
 		Long: `Show what a bundle brings to a cluster: its CSV, the CRDs it owns (served versions, the
 storage version marked *) and those it requires, the install modes it supports, the RBAC rules
-it asks for (cluster-wide ones called out), its dependencies and the images it runs. REF is a
+it asks for (cluster-wide ones called out), its dependencies, the images it runs, and the
+webhooks (kinds, rules, failure policy; cluster-wide ones called out) and aggregated API
+services OLM registers for it with the API server. REF is a
 bundle directory or a bundle image; an image is pulled over HTTPS with the credentials of
 the docker config (--insecure allows plain HTTP) and kept by digest in --cache-dir. A bundle
 OLM would refuse (no CSV, a kind a bundle may not carry, no annotations) is an error naming

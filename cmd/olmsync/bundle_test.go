@@ -96,3 +96,36 @@ func TestBundleInspectImage(t *testing.T) {
 		t.Errorf("an image that is no bundle: %v (exit %d)\n%s", err, exitCode(err), out)
 	}
 }
+
+// TestBundleInspectWebhooks: cert-manager's real bundle says the webhooks OLM registers for
+// it, cluster-wide (an AllNamespaces-only operator), in text and JSON; mercury's has none.
+func TestBundleInspectWebhooks(t *testing.T) {
+	dir := communityBundle(t, "cert-manager/1.14.2")
+	out, err := run(t, "bundle", "inspect", dir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := "  webhooks:\n" +
+		"    CLUSTER-WIDE validating webhook validate.webhooks.cert-manager.io (deployment cert-manager-webhook, failure policy Fail): CREATE,UPDATE cert-manager.io/v1,acme.cert-manager.io/v1 */*\n" +
+		"    CLUSTER-WIDE mutating webhook mutate.webhooks.cert-manager.io (deployment cert-manager-webhook, failure policy Fail): CREATE cert-manager.io/v1 certificaterequests\n" +
+		"  API services: none\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("text output lacks %q:\n%s", want, out)
+	}
+	out, err = run(t, "bundle", "inspect", dir, "-o", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var s catalog.BundleSummary
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(s.Webhooks) != 2 || s.Webhooks[0].Type != "ValidatingAdmissionWebhook" || !s.Webhooks[0].ClusterWide || s.Webhooks[0].FailurePolicy != "Fail" ||
+		s.Webhooks[1].Rules[0] != "CREATE cert-manager.io/v1 certificaterequests" || s.APIServices == nil {
+		t.Errorf("json webhooks %+v, api services %+v", s.Webhooks, s.APIServices)
+	}
+	out, err = run(t, "bundle", "inspect", communityBundle(t, "mercury-operator/1.0.2"))
+	if err != nil || !strings.Contains(out, "  webhooks: none\n") {
+		t.Errorf("mercury: %v\n%s", err, out)
+	}
+}

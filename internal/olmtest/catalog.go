@@ -3,6 +3,7 @@ package olmtest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -57,7 +58,19 @@ type Bundle struct {
 	// RequiresPackages are olm.package.required dependencies; only a file-based catalog
 	// (FBC) carries them, as a ConfigMap catalog has no place for them.
 	RequiresPackages []PackageRequirement
+	// Webhooks are webhookdefinitions of the CSV, served by its deployment:
+	// WebhookValidating (on its first owned API, failure policy Ignore), WebhookConversion
+	// (of its first owned CRD) or WebhookRepeated (two validating webhooks of one name,
+	// which OLM refuses).
+	Webhooks []string
 }
+
+// The kinds of Bundle.Webhooks.
+const (
+	WebhookValidating = "validating"
+	WebhookConversion = "conversion"
+	WebhookRepeated   = "repeated"
+)
 
 // PackageRequirement is an olm.package.required property: a package within a semver range.
 type PackageRequirement struct {
@@ -112,6 +125,7 @@ func (b Bundle) CSV() string {
 	}
 	writeAPIs("owned", b.Owns)
 	writeAPIs("required", b.Requires)
+	b.writeWebhooks(&s)
 	fmt.Fprintf(&s, `  install:
     strategy: deployment
     spec:
@@ -132,6 +146,38 @@ func (b Bundle) CSV() string {
               - {name: operator, image: "example.com/%[1]s-operator:%[2]s"}
 `, b.Package, b.Version)
 	return s.String()
+}
+
+// writeWebhooks writes the CSV's webhookdefinitions.
+func (b Bundle) writeWebhooks(s *strings.Builder) {
+	if len(b.Webhooks) == 0 {
+		return
+	}
+	s.WriteString("  webhookdefinitions:\n")
+	common := fmt.Sprintf("deploymentName: %s-operator, containerPort: 443, targetPort: 9443, sideEffects: None, admissionReviewVersions: [v1]", b.Package)
+	validating := func(name string) {
+		rule := "[]"
+		if len(b.Owns) > 0 {
+			a := b.Owns[0]
+			rule = fmt.Sprintf("[{apiGroups: [%s], apiVersions: [%s], operations: [CREATE], resources: [%s]}]", a.Group, a.Version, a.plural())
+		}
+		fmt.Fprintf(s, "  - {generateName: %s, type: ValidatingAdmissionWebhook, %s, failurePolicy: Ignore, webhookPath: /validate, rules: %s}\n", name, common, rule)
+	}
+	for _, w := range b.Webhooks {
+		switch w {
+		case WebhookValidating:
+			validating("v" + b.Package + ".olmsync.test")
+		case WebhookRepeated:
+			validating("r" + b.Package + ".olmsync.test")
+			validating("r" + b.Package + ".olmsync.test")
+		case WebhookConversion:
+			crds := "[]"
+			if len(b.Owns) > 0 {
+				crds = "[" + b.Owns[0].CRDName() + "]"
+			}
+			fmt.Fprintf(s, "  - {generateName: c%s.olmsync.test, type: ConversionWebhook, %s, webhookPath: /convert, conversionCRDs: %s}\n", b.Package, common, crds)
+		}
+	}
 }
 
 // CRD is the manifest of a CRD serving api.
@@ -271,7 +317,11 @@ func ConfigMapCatalog(tb testing.TB, env *testenv.Env, ns, name string, bundles 
 			tb.Fatal(err)
 		}
 	}
-	Eventually(tb, fmt.Sprintf("catalogsource %s/%s READY with configmap version %s", ns, name, cm.ResourceVersion), func() error {
+	// The controller labels the ConfigMap (olm.managed: "false") and owns it by the
+	// CatalogSource, as OLM does: what it loads is the version after that write, with the
+	// data written here.
+	written := cm.Data
+	Eventually(tb, fmt.Sprintf("catalogsource %s/%s READY with configmap version %s or the controller's after it", ns, name, cm.ResourceVersion), func() error {
 		cs := &v1alpha1.CatalogSource{}
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cs); err != nil {
 			return err
@@ -279,8 +329,15 @@ func ConfigMapCatalog(tb testing.TB, env *testenv.Env, ns, name string, bundles 
 		if s := cs.Status.GRPCConnectionState; s == nil || s.LastObservedState != v1alpha1.ConnectionStateReady {
 			return fmt.Errorf("status %+v", cs.Status)
 		}
-		if ref := cs.Status.ConfigMapResource; ref == nil || ref.ResourceVersion != cm.ResourceVersion {
-			return fmt.Errorf("loaded configmap %+v", cs.Status.ConfigMapResource)
+		live := &corev1.ConfigMap{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(cm), live); err != nil {
+			return err
+		}
+		if !maps.Equal(live.Data, written) {
+			return fmt.Errorf("configmap %s changed by someone else", live.Name)
+		}
+		if ref := cs.Status.ConfigMapResource; ref == nil || ref.ResourceVersion != live.ResourceVersion {
+			return fmt.Errorf("loaded configmap %+v, the configmap is at %s", cs.Status.ConfigMapResource, live.ResourceVersion)
 		}
 		return nil
 	})

@@ -208,15 +208,17 @@ func startWith(withCRDs bool, api *envtest.APIServer) (*Env, error) {
 	}
 	s := kube.Scheme()
 	env := &envtest.Environment{BinaryAssetsDirectory: dir, Scheme: s}
+	if api == nil {
+		api = &envtest.APIServer{}
+	}
 	if socket := os.Getenv(DebugSocketEnv); socket != "" {
-		if api == nil {
-			api = &envtest.APIServer{}
-		}
 		api.Configure().Set("debug-socket-path", socket)
 	}
-	if api != nil {
-		env.ControlPlane.APIServer = api
-	}
+	// The API server calls a webhook or an aggregated API at an endpoint of its Service
+	// (an EndpointSlice), not at the Service's cluster IP, which nothing routes here: a test
+	// serves one on loopback behind an EndpointSlice to 127.0.0.1 (olmtest.ServeWebhook).
+	api.Configure().Set("enable-aggregator-routing", "true")
+	env.ControlPlane.APIServer = api
 	if withCRDs {
 		all, err := crds.All()
 		if err != nil {

@@ -9,6 +9,8 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 )
 
 // BundleSummary is what a bundle brings to a cluster: its CSV, the CRDs it owns and those
@@ -37,6 +39,39 @@ type BundleSummary struct {
 	// Images are the images the operator runs (its deployments' containers) and lists
 	// (relatedImages), sorted, each once.
 	Images []string `json:"images"`
+	// Webhooks are the admission and conversion webhooks the CSV declares, which OLM
+	// registers with the API server.
+	Webhooks []SummaryWebhook `json:"webhooks"`
+	// APIServices are the aggregated APIs the CSV owns, which OLM registers with the API
+	// server.
+	APIServices []SummaryAPIService `json:"apiServices"`
+}
+
+// SummaryWebhook is a webhook a bundle brings.
+type SummaryWebhook struct {
+	Name string `json:"name"`
+	// Type is ValidatingAdmissionWebhook, MutatingAdmissionWebhook or ConversionWebhook.
+	Type       string `json:"type"`
+	Deployment string `json:"deployment"`
+	// Rules are "operations groups/versions resources": "CREATE,UPDATE cert-manager.io/v1 */*".
+	Rules         []string `json:"rules"`
+	FailurePolicy string   `json:"failurePolicy,omitempty"`
+	SideEffects   string   `json:"sideEffects,omitempty"`
+	// ConversionCRDs are the CRDs a conversion webhook converts.
+	ConversionCRDs []string `json:"conversionCRDs,omitempty"`
+	// ClusterWide is true when the API server may call it for objects of every namespace:
+	// a conversion webhook (CRDs are cluster-wide), or an admission webhook of an operator
+	// that can be installed for all namespaces (OLM scopes it to its OperatorGroup's
+	// namespaces, all of them in a global group).
+	ClusterWide bool `json:"clusterWide"`
+}
+
+// SummaryAPIService is an aggregated API a bundle's CSV owns: the APIService
+// <version>.<group> serving kind, and the deployment behind it.
+type SummaryAPIService struct {
+	Name       string `json:"name"`
+	Kind       string `json:"kind"`
+	Deployment string `json:"deployment"`
 }
 
 // SummaryCRD is a CRD a bundle carries: its name and the versions it serves (the storage
@@ -119,6 +154,10 @@ func (b *Bundle) Summary() BundleSummary {
 		for _, ri := range csv.Spec.RelatedImages {
 			s.Images = append(s.Images, ri.Image)
 		}
+		s.Webhooks = SummaryWebhooks(csv)
+		for _, d := range csv.Spec.APIServiceDefinitions.Owned {
+			s.APIServices = append(s.APIServices, SummaryAPIService{Name: d.APIServiceName(), Kind: d.Kind, Deployment: d.DeploymentName})
+		}
 	}
 	for _, ri := range b.RelatedImages {
 		s.Images = append(s.Images, ri.Image)
@@ -152,7 +191,55 @@ func (b *Bundle) Summary() BundleSummary {
 	if s.Permissions == nil {
 		s.Permissions = []SummaryPermission{}
 	}
+	if s.Webhooks == nil {
+		s.Webhooks = []SummaryWebhook{}
+	}
+	if s.APIServices == nil {
+		s.APIServices = []SummaryAPIService{}
+	}
 	return s
+}
+
+// SummaryWebhooks are the webhooks a CSV declares, in its order.
+func SummaryWebhooks(csv *v1alpha1.ClusterServiceVersion) []SummaryWebhook {
+	allNamespaces := false
+	for _, m := range csv.Spec.InstallModes {
+		if m.Type == v1alpha1.InstallModeTypeAllNamespaces && m.Supported {
+			allNamespaces = true
+		}
+	}
+	var out []SummaryWebhook
+	for _, w := range csv.Spec.WebhookDefinitions {
+		sw := SummaryWebhook{
+			Name: w.GenerateName, Type: string(w.Type), Deployment: w.DeploymentName, Rules: []string{},
+			ConversionCRDs: slices.Clone(w.ConversionCRDs),
+			ClusterWide:    w.Type == v1alpha1.ConversionWebhook || allNamespaces,
+		}
+		if w.FailurePolicy != nil {
+			sw.FailurePolicy = string(*w.FailurePolicy)
+		}
+		if w.SideEffects != nil {
+			sw.SideEffects = string(*w.SideEffects)
+		}
+		for _, r := range w.Rules {
+			ops := make([]string, len(r.Operations))
+			for i, o := range r.Operations {
+				ops[i] = string(o)
+			}
+			gvs := make([]string, 0, len(r.APIGroups)*max(1, len(r.APIVersions)))
+			for _, g := range r.APIGroups {
+				if g == "" {
+					g = "core"
+				}
+				for _, v := range r.APIVersions {
+					gvs = append(gvs, g+"/"+v)
+				}
+			}
+			sw.Rules = append(sw.Rules, fmt.Sprintf("%s %s %s", strings.Join(ops, ","), strings.Join(gvs, ","), strings.Join(r.Resources, ",")))
+		}
+		out = append(out, sw)
+	}
+	return out
 }
 
 // ClusterWide reports whether the bundle asks for any cluster-wide rule.
@@ -252,7 +339,45 @@ func WriteBundleSummary(w io.Writer, s BundleSummary, format string) error {
 	for _, i := range s.Images {
 		ew.printf("    %s\n", i)
 	}
+	ew.printf("  webhooks:%s\n", countOrNone(len(s.Webhooks)))
+	for _, w := range s.Webhooks {
+		ew.printf("    %s\n", w.Line())
+	}
+	ew.printf("  API services:%s\n", countOrNone(len(s.APIServices)))
+	for _, a := range s.APIServices {
+		ew.printf("    %s (%s), served by deployment %s\n", a.Name, a.Kind, a.Deployment)
+	}
 	return ew.err
+}
+
+// Line is the webhook in one line: "CLUSTER-WIDE validating webhook
+// validate.webhooks.cert-manager.io (deployment cert-manager-webhook, failure policy Fail):
+// CREATE,UPDATE cert-manager.io/v1 */*".
+func (w SummaryWebhook) Line() string {
+	scope := ""
+	if w.ClusterWide {
+		scope = "CLUSTER-WIDE "
+	}
+	kind := map[string]string{
+		string(v1alpha1.ValidatingAdmissionWebhook): "validating webhook",
+		string(v1alpha1.MutatingAdmissionWebhook):   "mutating webhook",
+		string(v1alpha1.ConversionWebhook):          "conversion webhook",
+	}[w.Type]
+	if kind == "" {
+		kind = w.Type + " webhook"
+	}
+	detail := "deployment " + w.Deployment
+	if w.FailurePolicy != "" {
+		detail += ", failure policy " + w.FailurePolicy
+	}
+	line := fmt.Sprintf("%s%s %s (%s)", scope, kind, w.Name, detail)
+	switch {
+	case len(w.ConversionCRDs) > 0:
+		line += ": converts " + strings.Join(w.ConversionCRDs, ", ")
+	case len(w.Rules) > 0:
+		line += ": " + strings.Join(w.Rules, "; ")
+	}
+	return line
 }
 
 func countOrNone(n int) string {

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math/big"
 	"slices"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -213,16 +212,17 @@ type RBAC struct {
 
 // AdditionalRBAC returns seed 000's "additional Roles and RoleBindings" for a member CSV of og,
 // under the same condition as its other generated RBAC (not failed with
-// InterOperatorGroupOwnerConflict):
+// InterOperatorGroupOwnerConflict). roles and bindings are the Roles and RoleBindings of the
+// CSV's namespace (what the cluster has); those that carry the CSV's owner labels are its own:
 //
-//   - when og targets exactly all namespaces ("", which the seed writes "*"): for each entry of
-//     the CSV's permissions, a ClusterRole with its rules and a ClusterRoleBinding to its service
-//     account in the CSV's namespace. As OLM does when it lifts an operator's Roles to the
-//     cluster, each ClusterRole may also get, list and watch namespaces.
-//   - otherwise: the Roles and RoleBindings of the CSV's namespace that carry the CSV's owner
-//     labels (roles, bindings: what the cluster has), copied into every other target
-//     namespace, owned there by the CSV's copy and labelled olm.copiedFrom=<CSV namespace>.
-//     An OwnNamespace group gets nothing.
+//   - when og targets exactly all namespaces ("", which the seed writes "*"): each of its Roles
+//     lifted to a ClusterRole of the same name and labels, with its rules and get, list and
+//     watch on namespaces, and each of its RoleBindings to a ClusterRoleBinding of the same
+//     name and labels binding the ClusterRole (OLM's ensureSingletonRBAC: the names are the
+//     Roles', <csv>-<service account>-<hash> as the InstallPlan and the CSV name them).
+//   - otherwise: its Roles and RoleBindings copied into every other target namespace, owned
+//     there by the CSV's copy and labelled olm.copiedFrom=<CSV namespace>. An OwnNamespace
+//     group gets nothing.
 //
 // Everything generated carries the owner labels olm.owner, olm.owner.namespace,
 // olm.owner.kind and olm.managed, as OLM puts them.
@@ -232,7 +232,7 @@ func AdditionalRBAC(csv *v1alpha1.ClusterServiceVersion, og *operatorsv1.Operato
 	}
 	targets := og.Status.Namespaces
 	if IsAllNamespaces(targets) || (len(targets) == 1 && targets[0] == namespaceAllSeedSpelling) {
-		return clusterRBACForPermissions(csv)
+		return liftRBAC(csv, roles, bindings)
 	}
 	var out RBAC
 	for _, ns := range sortedUnique(targets) {
@@ -253,37 +253,48 @@ func AdditionalRBAC(csv *v1alpha1.ClusterServiceVersion, og *operatorsv1.Operato
 	return out
 }
 
-// clusterRBACForPermissions is a ClusterRole and a ClusterRoleBinding per permissions entry of
-// the CSV's install strategy, named <csv>-<service account> (with -<index> for a service
-// account listed again).
-func clusterRBACForPermissions(csv *v1alpha1.ClusterServiceVersion) RBAC {
+// liftRBAC is OLM's ensureSingletonRBAC: the CSV's own Roles and RoleBindings as ClusterRoles
+// and ClusterRoleBindings of the same names and labels, the ClusterRoles also reading
+// namespaces.
+func liftRBAC(csv *v1alpha1.ClusterServiceVersion, roles []rbacv1.Role, bindings []rbacv1.RoleBinding) RBAC {
 	var out RBAC
-	seen := map[string]bool{}
-	for i, p := range csv.Spec.InstallStrategy.StrategySpec.Permissions {
-		name := csv.Name + "-" + p.ServiceAccountName
-		if seen[name] {
-			name += "-" + strconv.Itoa(i)
+	for i := range roles {
+		r := &roles[i]
+		if !ownedByCSV(&r.ObjectMeta, csv) {
+			continue
 		}
-		seen[name] = true
-		name = fitName(name, "")
-		labels := ownerLabels(csv.Name, csv.Namespace, v1alpha1.ClusterServiceVersionKind)
-		rules := append(clonePolicyRules(p.Rules), rbacv1.PolicyRule{
+		rules := append(clonePolicyRules(r.Rules), rbacv1.PolicyRule{
 			Verbs: verbsView, APIGroups: []string{corev1.GroupName}, Resources: []string{"namespaces"},
 		})
 		out.ClusterRoles = append(out.ClusterRoles, rbacv1.ClusterRole{
 			TypeMeta:   clusterRoleType,
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+			ObjectMeta: metav1.ObjectMeta{Name: r.Name, Labels: liftedLabels(r.Labels, csv)},
 			Rules:      rules,
 		})
+	}
+	for i := range bindings {
+		b := &bindings[i]
+		if !ownedByCSV(&b.ObjectMeta, csv) {
+			continue
+		}
 		out.ClusterRoleBindings = append(out.ClusterRoleBindings, rbacv1.ClusterRoleBinding{
 			TypeMeta:   clusterRoleBindingType,
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: maps.Clone(labels)},
-			Subjects: []rbacv1.Subject{{
-				Kind: rbacv1.ServiceAccountKind, Name: p.ServiceAccountName, Namespace: csv.Namespace,
-			}},
-			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+			ObjectMeta: metav1.ObjectMeta{Name: b.Name, Labels: liftedLabels(b.Labels, csv)},
+			Subjects:   slices.Clone(b.Subjects),
+			RoleRef:    rbacv1.RoleRef{APIGroup: b.RoleRef.APIGroup, Kind: "ClusterRole", Name: b.RoleRef.Name},
 		})
 	}
+	return out
+}
+
+// liftedLabels are a Role's labels on what is lifted from it, the CSV's owner labels sure to
+// be among them (the CSV's cleanup finds the cluster-scoped objects by them).
+func liftedLabels(l map[string]string, csv *v1alpha1.ClusterServiceVersion) map[string]string {
+	out := maps.Clone(l)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, ownerLabels(csv.Name, csv.Namespace, v1alpha1.ClusterServiceVersionKind))
 	return out
 }
 

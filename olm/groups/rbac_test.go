@@ -1,6 +1,7 @@
 package groups_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/olm/groups"
+	"github.com/olmsync/olmsync/olm/resolve"
 )
 
 var (
@@ -241,37 +243,55 @@ func TestLabelValue(t *testing.T) {
 	}
 }
 
+// TestAdditionalRBACGlobal: in a global group, the CSV's own Roles and RoleBindings are lifted
+// to ClusterRoles and ClusterRoleBindings named after them, as OLM's ensureSingletonRBAC does
+// — <csv>-<service account>-<hash>, the names the InstallPlan and the CSV give the Roles
+// (resolve.PermissionObjects) — with their labels, the ClusterRoles also reading namespaces.
+// Roles of another CSV are not lifted. (Issue 31: olmsync named them <csv>-<service account>.)
 func TestAdditionalRBACGlobal(t *testing.T) {
 	rules := []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}}}
+	other := []rbacv1.PolicyRule{{Verbs: []string{"list"}, APIGroups: []string{""}, Resources: []string{"secrets"}}}
 	member := csv("operators", "op.v1", supports(all), status(v1alpha1.CSVPhaseSucceeded, v1alpha1.CSVReasonInstallSuccessful),
 		permissions(
 			v1alpha1.StrategyDeploymentPermissions{ServiceAccountName: "op", Rules: rules},
-			v1alpha1.StrategyDeploymentPermissions{ServiceAccountName: "op", Rules: rules},
+			v1alpha1.StrategyDeploymentPermissions{ServiceAccountName: "op", Rules: other},
 		))
-	owner := map[string]string{
-		"olm.owner": "op.v1", "olm.owner.namespace": "operators",
-		"olm.owner.kind": "ClusterServiceVersion", "olm.managed": "true",
-	}
-	lifted := append(append([]rbacv1.PolicyRule{}, rules...),
-		rbacv1.PolicyRule{Verbs: []string{"get", "list", "watch"}, APIGroups: []string{""}, Resources: []string{"namespaces"}})
-	binding := func(name string) rbacv1.ClusterRoleBinding {
-		return rbacv1.ClusterRoleBinding{
-			TypeMeta:   clusterRoleBindingTM,
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: owner},
-			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "op", Namespace: "operators"}},
-			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},
+	var roles []rbacv1.Role
+	var bindings []rbacv1.RoleBinding
+	for _, o := range resolve.PermissionObjects(member) {
+		switch o := o.(type) {
+		case *rbacv1.Role:
+			o.Labels["olm.managed"] = "true" // as the InstallPlan and the CSV write them
+			roles = append(roles, *o)
+		case *rbacv1.RoleBinding:
+			o.Labels["olm.managed"] = "true"
+			bindings = append(bindings, *o)
 		}
 	}
-	want := groups.RBAC{
-		ClusterRoles: []rbacv1.ClusterRole{
-			{TypeMeta: clusterRoleTM, ObjectMeta: metav1.ObjectMeta{Name: "op.v1-op", Labels: owner}, Rules: lifted},
-			{TypeMeta: clusterRoleTM, ObjectMeta: metav1.ObjectMeta{Name: "op.v1-op-1", Labels: owner}, Rules: lifted},
-		},
-		ClusterRoleBindings: []rbacv1.ClusterRoleBinding{binding("op.v1-op"), binding("op.v1-op-1")},
+	if len(roles) != 2 || len(bindings) != 2 {
+		t.Fatalf("%d roles, %d bindings", len(roles), len(bindings))
+	}
+	stranger := roles[0].DeepCopy()
+	stranger.Name, stranger.Labels = "someone-elses", map[string]string{"olm.owner": "other.v1", "olm.owner.namespace": "operators", "olm.owner.kind": "ClusterServiceVersion"}
+	var want groups.RBAC
+	for i, r := range roles {
+		if !strings.HasPrefix(r.Name, "op.v1-op-") || r.Name == "op.v1-op" {
+			t.Fatalf("role %s: not named as OLM names it", r.Name)
+		}
+		want.ClusterRoles = append(want.ClusterRoles, rbacv1.ClusterRole{
+			TypeMeta: clusterRoleTM, ObjectMeta: metav1.ObjectMeta{Name: r.Name, Labels: r.Labels},
+			Rules: append(slices.Clone(r.Rules), rbacv1.PolicyRule{Verbs: []string{"get", "list", "watch"}, APIGroups: []string{""}, Resources: []string{"namespaces"}}),
+		})
+		b := bindings[i]
+		want.ClusterRoleBindings = append(want.ClusterRoleBindings, rbacv1.ClusterRoleBinding{
+			TypeMeta: clusterRoleBindingTM, ObjectMeta: metav1.ObjectMeta{Name: b.Name, Labels: b.Labels},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "op", Namespace: "operators"}},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: b.RoleRef.Name},
+		})
 	}
 	for _, spelling := range []string{"", "*"} {
 		group := og("operators", "global-operators", targets(spelling))
-		got := groups.AdditionalRBAC(member, &group, nil, nil)
+		got := groups.AdditionalRBAC(member, &group, append(slices.Clone(roles), *stranger), bindings)
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("targets [%q]: AdditionalRBAC (-want +got):\n%s", spelling, diff)
 		}

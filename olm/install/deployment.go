@@ -32,12 +32,14 @@ var deploymentType = metav1.TypeMeta{APIVersion: appsv1.SchemeGroupVersion.Strin
 // olm.managed, the CSV's owner labels and olm.deployment-spec-hash, owned by the CSV without
 // blocking its deletion, keeping one old ReplicaSet, with the CSV's annotations laid over the
 // pod template's (the CSV wins, so olm.targetNamespaces and friends reach the pods) and
-// OPERATOR_CONDITION_NAME=<csv> in every container.
-func Deployments(csv *v1alpha1.ClusterServiceVersion) ([]appsv1.Deployment, error) {
+// OPERATOR_CONDITION_NAME=<csv> in every container. A deployment that serves webhooks or an
+// API service has its CA's olmcahash in caHashes (by deployment name): it mounts its serving
+// certificate (MountCert) before its spec is hashed, as OLM writes it.
+func Deployments(csv *v1alpha1.ClusterServiceVersion, caHashes map[string]string) ([]appsv1.Deployment, error) {
 	specs := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs
 	out := make([]appsv1.Deployment, 0, len(specs))
 	for _, s := range specs {
-		d, err := deploymentFor(csv, s)
+		d, err := deploymentFor(csv, s, caHashes)
 		if err != nil {
 			return nil, err
 		}
@@ -46,7 +48,7 @@ func Deployments(csv *v1alpha1.ClusterServiceVersion) ([]appsv1.Deployment, erro
 	return out, nil
 }
 
-func deploymentFor(csv *v1alpha1.ClusterServiceVersion, s v1alpha1.StrategyDeploymentSpec) (appsv1.Deployment, error) {
+func deploymentFor(csv *v1alpha1.ClusterServiceVersion, s v1alpha1.StrategyDeploymentSpec, caHashes map[string]string) (appsv1.Deployment, error) {
 	d := appsv1.Deployment{
 		TypeMeta: deploymentType,
 		ObjectMeta: metav1.ObjectMeta{
@@ -59,6 +61,9 @@ func deploymentFor(csv *v1alpha1.ClusterServiceVersion, s v1alpha1.StrategyDeplo
 	}
 	if d.Labels == nil {
 		d.Labels = map[string]string{}
+	}
+	if hash, ok := caHashes[s.Name]; ok {
+		MountCert(&d.Spec, SecretName(ServiceName(s.Name)), hash)
 	}
 	maps.Copy(d.Labels, OwnerLabels(csv))
 	d.Spec.Template.Annotations = groups.PodTemplateAnnotations(csv, d.Spec.Template.Annotations)

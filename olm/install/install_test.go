@@ -148,11 +148,18 @@ func TestValidate(t *testing.T) {
 			want: "a permissions entry has no serviceAccountName",
 		},
 		{
-			name: "webhooks",
+			name: "a webhook served by the strategy's deployment",
 			change: func(c *v1alpha1.ClusterServiceVersion) {
-				c.Spec.WebhookDefinitions = []v1alpha1.WebhookDescription{{GenerateName: "vetcd.kb.io"}}
+				c.Spec.WebhookDefinitions = []v1alpha1.WebhookDescription{{GenerateName: "vetcd.kb.io", DeploymentName: "etcd-operator"}}
+				c.Spec.APIServiceDefinitions.Owned = []v1alpha1.APIServiceDescription{{Group: "etcd.example.com", Version: "v1", DeploymentName: "etcd-operator"}}
 			},
-			want: "webhookdefinitions are not supported by olmsync yet (vetcd.kb.io)",
+		},
+		{
+			name: "a webhook naming a deployment the strategy does not have",
+			change: func(c *v1alpha1.ClusterServiceVersion) {
+				c.Spec.WebhookDefinitions = []v1alpha1.WebhookDescription{{GenerateName: "vetcd.kb.io", DeploymentName: "etcd-webhook"}}
+			},
+			want: `webhook vetcd.kb.io names deployment "etcd-webhook", which the install strategy does not have`,
 		},
 	}
 	for _, tt := range tests {
@@ -175,7 +182,7 @@ func TestValidate(t *testing.T) {
 // TestDeployments: the strategy's Deployment as OLM writes it.
 func TestDeployments(t *testing.T) {
 	c := strategyCSV()
-	ds, err := Deployments(c)
+	ds, err := Deployments(c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,14 +270,14 @@ func TestCheck(t *testing.T) {
 			c := strategyCSV()
 			var existing []appsv1.Deployment
 			if !tt.none {
-				ds, err := Deployments(c)
+				ds, err := Deployments(c, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
 				tt.change(&ds[0])
 				existing = ds
 			}
-			if diff := cmp.Diff(tt.want, Check(c, existing)); diff != "" {
+			if diff := cmp.Diff(tt.want, Check(c, existing, nil)); diff != "" {
 				t.Errorf("Check (-want +got):\n%s", diff)
 			}
 		})
@@ -279,7 +286,7 @@ func TestCheck(t *testing.T) {
 
 func mustHash(t *testing.T) string {
 	t.Helper()
-	ds, err := Deployments(strategyCSV())
+	ds, err := Deployments(strategyCSV(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +302,7 @@ func TestDeploymentSpecHashIsStable(t *testing.T) {
 	}
 	c := strategyCSV()
 	c.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0].Image = "other"
-	ds, err := Deployments(c)
+	ds, err := Deployments(c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,8 +52,9 @@ func deploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType)
 // that carry the CSV's owner labels (existing). It returns nil when every Deployment of the
 // strategy exists, is ready, carries the CSV's annotations on its pod template and was written
 // from the CSV's current spec; otherwise a *StrategyError for the first that is not, in the
-// strategy's order and OLM's order of checks, with OLM's message.
-func Check(csv *v1alpha1.ClusterServiceVersion, existing []appsv1.Deployment) *StrategyError {
+// strategy's order and OLM's order of checks, with OLM's message. caHashes are the olmcahash
+// of each serving deployment's CA (Deployments).
+func Check(csv *v1alpha1.ClusterServiceVersion, existing []appsv1.Deployment, caHashes map[string]string) *StrategyError {
 	byName := make(map[string]*appsv1.Deployment, len(existing))
 	for i := range existing {
 		byName[existing[i].Name] = &existing[i]
@@ -63,14 +64,14 @@ func Check(csv *v1alpha1.ClusterServiceVersion, existing []appsv1.Deployment) *S
 		if !ok {
 			return strategyErrorf(ReasonComponentMissing, "missing deployment with name=%s", s.Name)
 		}
-		if err := checkDeployment(csv, s, d); err != nil {
+		if err := checkDeployment(csv, s, d, caHashes); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func checkDeployment(csv *v1alpha1.ClusterServiceVersion, s v1alpha1.StrategyDeploymentSpec, d *appsv1.Deployment) *StrategyError {
+func checkDeployment(csv *v1alpha1.ClusterServiceVersion, s v1alpha1.StrategyDeploymentSpec, d *appsv1.Deployment, caHashes map[string]string) *StrategyError {
 	reason, ready, err := DeploymentStatus(d)
 	if err != nil {
 		return strategyErrorf(ReasonTimeout, "deployment %s not ready before timeout: %s", d.Name, err)
@@ -95,7 +96,7 @@ func checkDeployment(csv *v1alpha1.ClusterServiceVersion, s v1alpha1.StrategyDep
 	if !ok {
 		return strategyErrorf(ReasonDeploymentUpdated, "deployment %s doesn't have a spec hash, update it", d.Name)
 	}
-	desired, err := deploymentFor(csv, s)
+	desired, err := deploymentFor(csv, s, caHashes)
 	if err != nil {
 		return strategyErrorf(ReasonDeploymentUpdated, "couldn't calculate deployment spec hash: %v", err)
 	}

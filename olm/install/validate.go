@@ -2,7 +2,6 @@ package install
 
 import (
 	"fmt"
-	"strings"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 )
@@ -18,10 +17,10 @@ type InvalidStrategyError struct {
 func (e *InvalidStrategyError) Error() string { return e.Problem }
 
 // Validate checks that olmsync can execute a CSV's install strategy: it is OLM's "deployment"
-// strategy, every deployment has a unique, non-empty name, and every service account named by
-// permissions or clusterPermissions is named. Webhooks and owned APIServices are refused: OLM
-// serves them with certificates it generates, which olmsync does not do yet (docs/olm.md), and
-// an operator installed without them would fail in ways far harder to see than this.
+// strategy, every deployment has a unique, non-empty name, every service account named by
+// permissions or clusterPermissions is named, and every webhook names a deployment of the
+// strategy (OLM would make its configuration, point it at a Service nothing serves and then
+// fail to compute the deployment it expects, reinstalling forever).
 func Validate(csv *v1alpha1.ClusterServiceVersion) error {
 	invalid := func(format string, args ...any) error {
 		return &InvalidStrategyError{Namespace: csv.Namespace, Name: csv.Name, Problem: fmt.Sprintf(format, args...)}
@@ -47,27 +46,10 @@ func Validate(csv *v1alpha1.ClusterServiceVersion) error {
 			}
 		}
 	}
-	if len(csv.Spec.WebhookDefinitions) > 0 {
-		return invalid("webhookdefinitions are not supported by olmsync yet (%s)", webhookNames(csv))
-	}
-	if len(csv.Spec.APIServiceDefinitions.Owned) > 0 {
-		return invalid("owned apiservicedefinitions are not supported by olmsync yet (%s)", apiServiceNames(csv))
+	for _, w := range csv.Spec.WebhookDefinitions {
+		if !seen[w.DeploymentName] {
+			return invalid("webhook %s names deployment %q, which the install strategy does not have", w.GenerateName, w.DeploymentName)
+		}
 	}
 	return nil
-}
-
-func webhookNames(csv *v1alpha1.ClusterServiceVersion) string {
-	names := make([]string, 0, len(csv.Spec.WebhookDefinitions))
-	for _, w := range csv.Spec.WebhookDefinitions {
-		names = append(names, w.GenerateName)
-	}
-	return strings.Join(names, ", ")
-}
-
-func apiServiceNames(csv *v1alpha1.ClusterServiceVersion) string {
-	names := make([]string, 0, len(csv.Spec.APIServiceDefinitions.Owned))
-	for _, a := range csv.Spec.APIServiceDefinitions.Owned {
-		names = append(names, a.APIServiceName())
-	}
-	return strings.Join(names, ", ")
 }

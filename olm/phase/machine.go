@@ -33,6 +33,15 @@ const (
 	messageInstallFailedFormat    = "install strategy failed: %s"
 	messageInstallCheckFmt        = "install failed: %s"
 	messageInstallingFormat       = "installing: %s"
+	// The messages of what a strategy makes besides its deployments (OLM's
+	// updateInstallStatus and transitionCSVState), verbatim.
+	MessageExpectedDeploymentBad  = "calculated deployment install is bad"
+	MessageAPIServicesNotReady    = "apiServices not installed"
+	MessageWebhooksNotReady       = "webhooks not installed"
+	MessageNeedsCertRotation      = "CSV owns resources that require a cert refresh"
+	MessageFailedNeedsCertRefresh = "owned APIServices need cert refresh"
+	messageAPIServiceFailedFormat = "APIService install failed: %s"
+	messageWebhookFailedFormat    = "Webhook install failed: %s"
 )
 
 // ErrNoReplacement is the sync error of a Replacing CSV whose replacement is gone: it stays
@@ -65,6 +74,31 @@ type Facts struct {
 	// Installed is the health of the install strategy's deployments (install.Check): nil when
 	// all are there and ready.
 	Installed *install.StrategyError
+
+	// What the strategy makes besides its deployments, for a CSV that serves webhooks or
+	// owns API services, read where OLM reads it (Installing, Succeeded, Failed). The zero
+	// values say all is there, which is what the offline preview assumes.
+	//
+	// APIServicesMissing: an owned APIService does not exist, is not Available, or its API is
+	// not served; APIServicesErr: they could not be checked.
+	APIServicesMissing bool
+	APIServicesErr     error
+	// WebhooksMissing: a webhook configuration of the CSV (or a CRD's conversion webhook) is
+	// missing or out of date; WebhooksErr: they could not be checked.
+	WebhooksMissing bool
+	WebhooksErr     error
+	// ExpectedErr: the deployments OLM expects cannot be computed, because a serving
+	// certificate's Secret or the CA of a webhook or API service is missing.
+	ExpectedErr error
+	// CertResourcesErr: an owned API service's Service, Secret, RBAC or CA hashes are not
+	// what OLM made (OLM's checkAPIServiceResources); CertResourcesUnadoptable: its
+	// APIService belongs to another owner, which a reinstall does not fix.
+	CertResourcesErr         error
+	CertResourcesUnadoptable bool
+	// RotateCerts: a serving certificate is missing, invalid or due for rotation.
+	RotateCerts bool
+	// APIServiceOwnerConflict: an owned APIService exists that the CSV may not adopt.
+	APIServiceOwnerConflict bool
 }
 
 // Decision is what OLM does with a CSV at one sync.
@@ -109,6 +143,11 @@ func Next(csv *v1alpha1.ClusterServiceVersion, f Facts) Decision {
 	case v1alpha1.CSVPhaseInstallReady:
 		if f.Strategy != nil {
 			return invalidStrategy(f.Strategy)
+		}
+		if err := install.ConversionProblem(csv); err != nil {
+			// OLM finds it while it installs, and the install fails with it.
+			t := AfterInstall(err)
+			return Decision{Transition: &t}
 		}
 		return Decision{Install: true}
 	case v1alpha1.CSVPhaseInstalling:
@@ -165,11 +204,15 @@ func pending(csv *v1alpha1.ClusterServiceVersion, f Facts) Decision {
 		return invalidStrategy(f.Strategy)
 	}
 	d := Decision{Requirements: f.Requirements.Statuses, WriteRequirements: true}
-	switch {
+	switch webhooks := install.ValidateWebhooks(csv); {
 	case !f.Requirements.Met:
 		d.Transition = ifChanged(csv, transition(v1alpha1.CSVPhasePending, v1alpha1.CSVReasonRequirementsNotMet, MessageRequirementsNotFound))
+	case webhooks != nil:
+		d.Transition = ifChanged(csv, transition(v1alpha1.CSVPhaseFailed, v1alpha1.CSVReasonInvalidWebhookDescription, webhooks.Error()))
 	case f.OwnerConflict:
 		d.Transition = ifChanged(csv, transition(v1alpha1.CSVPhaseFailed, v1alpha1.CSVReasonOwnerConflict, MessageOwnerConflict))
+	case f.APIServiceOwnerConflict:
+		d.Transition = ifChanged(csv, transition(v1alpha1.CSVPhaseFailed, v1alpha1.CSVReasonOwnerConflict, install.ErrAPIServiceOwnerConflict.Error()))
 	case f.Replaces != nil && f.Replaces.Status.Phase != v1alpha1.CSVPhaseReplacing:
 		d.Wait = fmt.Sprintf("waiting for %s, which this csv replaces, to be Replacing (it is %q)", f.Replaces.Name, f.Replaces.Status.Phase)
 	default:
@@ -183,8 +226,11 @@ func installing(csv *v1alpha1.ClusterServiceVersion, f Facts) Decision {
 	if f.Strategy != nil {
 		return invalidStrategy(f.Strategy)
 	}
-	d := installStatus(csv, f.Installed, v1alpha1.CSVPhaseInstalling, v1alpha1.CSVReasonWaiting)
-	if f.Installed == nil || d.Transition != nil && d.Transition.Phase != v1alpha1.CSVPhaseInstalling {
+	if f.ExpectedErr != nil {
+		return to(v1alpha1.CSVPhasePending, v1alpha1.CSVReasonNeedsReinstall, MessageExpectedDeploymentBad)
+	}
+	d := installStatus(csv, f, v1alpha1.CSVPhaseInstalling, v1alpha1.CSVReasonWaiting)
+	if !f.waiting() || d.Transition != nil && d.Transition.Phase != v1alpha1.CSVPhaseInstalling {
 		return d
 	}
 	// Still waiting: fail once it has waited too long since the phase began.
@@ -196,8 +242,30 @@ func installing(csv *v1alpha1.ClusterServiceVersion, f Facts) Decision {
 		}
 		d.RequeueAfter = InstallTimeout - waited
 	}
-	d.Wait = f.Installed.Message
+	d.Wait = f.waitReason()
 	return d
+}
+
+// waitReason says what an Installing CSV waits for, in installStatus's order.
+func (f Facts) waitReason() string {
+	switch {
+	case f.APIServicesErr != nil:
+		return f.APIServicesErr.Error()
+	case f.APIServicesMissing:
+		return MessageAPIServicesNotReady
+	case f.WebhooksErr != nil:
+		return f.WebhooksErr.Error()
+	case f.WebhooksMissing:
+		return MessageWebhooksNotReady
+	case f.Installed != nil:
+		return f.Installed.Message
+	}
+	return ""
+}
+
+// waiting reports whether anything the strategy makes is not there or not ready.
+func (f Facts) waiting() bool {
+	return f.Installed != nil || f.APIServicesMissing || f.APIServicesErr != nil || f.WebhooksMissing || f.WebhooksErr != nil
 }
 
 func succeeded(csv *v1alpha1.ClusterServiceVersion, f Facts) Decision {
@@ -208,11 +276,20 @@ func succeeded(csv *v1alpha1.ClusterServiceVersion, f Facts) Decision {
 	if f.Strategy != nil {
 		return invalidStrategy(f.Strategy)
 	}
+	if f.CertResourcesErr != nil {
+		return to(v1alpha1.CSVPhaseFailed, v1alpha1.CSVReasonAPIServiceResourceIssue, f.CertResourcesErr.Error())
+	}
+	if f.RotateCerts {
+		return to(v1alpha1.CSVPhasePending, v1alpha1.CSVReasonNeedsCertRotation, MessageNeedsCertRotation)
+	}
 	if !f.Requirements.Met {
 		t := transition(v1alpha1.CSVPhaseFailed, v1alpha1.CSVReasonRequirementsNotMet, MessageRequirementsLost)
 		return Decision{Transition: &t, Requirements: f.Requirements.Statuses, WriteRequirements: true}
 	}
-	return installStatus(csv, f.Installed, v1alpha1.CSVPhaseFailed, v1alpha1.CSVReasonComponentUnhealthy)
+	if f.ExpectedErr != nil {
+		return to(v1alpha1.CSVPhasePending, v1alpha1.CSVReasonNeedsReinstall, MessageExpectedDeploymentBad)
+	}
+	return installStatus(csv, f, v1alpha1.CSVPhaseFailed, v1alpha1.CSVReasonComponentUnhealthy)
 }
 
 func failedPhase(csv *v1alpha1.ClusterServiceVersion, f Facts) Decision {
@@ -235,12 +312,29 @@ func failedPhase(csv *v1alpha1.ClusterServiceVersion, f Facts) Decision {
 		return invalidStrategy(f.Strategy)
 	case csv.Status.Reason == v1alpha1.CSVReasonOwnerConflict && f.OwnerConflict:
 		return Decision{Wait: MessageOwnerConflict}
+	case csv.Status.Reason == v1alpha1.CSVReasonInvalidWebhookDescription && install.ValidateWebhooks(csv) != nil:
+		return Decision{Wait: csv.Status.Message}
+	case csv.Status.Reason == v1alpha1.CSVReasonComponentFailed && install.ConversionProblem(csv) != nil:
+		return Decision{Wait: csv.Status.Message}
 	}
 	if !f.Requirements.Met {
 		t := transition(v1alpha1.CSVPhasePending, v1alpha1.CSVReasonRequirementsNotMet, MessageRequirementsNotMet)
 		return Decision{Transition: &t, Requirements: f.Requirements.Statuses, WriteRequirements: true}
 	}
-	return installStatus(csv, f.Installed, v1alpha1.CSVPhasePending, v1alpha1.CSVReasonNeedsReinstall)
+	if f.CertResourcesErr != nil {
+		if f.CertResourcesUnadoptable {
+			// OLM cannot fix what another owner holds: the CSV stays Failed.
+			return Decision{Wait: f.CertResourcesErr.Error()}
+		}
+		return to(v1alpha1.CSVPhasePending, v1alpha1.CSVReasonAPIServiceResourcesNeedReinstall, f.CertResourcesErr.Error())
+	}
+	if f.RotateCerts {
+		return to(v1alpha1.CSVPhasePending, v1alpha1.CSVReasonNeedsCertRotation, MessageFailedNeedsCertRefresh)
+	}
+	if f.ExpectedErr != nil {
+		return to(v1alpha1.CSVPhasePending, v1alpha1.CSVReasonNeedsReinstall, MessageExpectedDeploymentBad)
+	}
+	return installStatus(csv, f, v1alpha1.CSVPhasePending, v1alpha1.CSVReasonNeedsReinstall)
 }
 
 func replacing(csv *v1alpha1.ClusterServiceVersion, f Facts) Decision {
@@ -265,17 +359,30 @@ func replacing(csv *v1alpha1.ClusterServiceVersion, f Facts) Decision {
 	}
 }
 
-// installStatus is OLM's updateInstallStatus: Succeeded when the deployments are healthy;
-// Failed/InstallCheckFailed past a progress deadline; back to InstallReady (with the given
-// reason) when they must be rewritten; else the given phase and reason with "installing: ...".
-// Nothing changes when the CSV already says so.
-func installStatus(csv *v1alpha1.ClusterServiceVersion, installed *install.StrategyError, phase v1alpha1.ClusterServiceVersionPhase, reason v1alpha1.ConditionReason) Decision {
+// installStatus is OLM's updateInstallStatus: Succeeded when the deployments are healthy and
+// the API services and webhooks installed; Failed/InstallCheckFailed past a progress
+// deadline; Failed/APIServiceInstallFailed when the API services cannot be checked; the
+// given phase and reason while an API service or a webhook is missing ("apiServices not
+// installed", "webhooks not installed"), InstallReady when the webhooks cannot be checked;
+// back to InstallReady (with the given reason) when the deployments must be rewritten; else
+// the given phase and reason with "installing: ...". Nothing changes when the CSV already
+// says so.
+func installStatus(csv *v1alpha1.ClusterServiceVersion, f Facts, phase v1alpha1.ClusterServiceVersionPhase, reason v1alpha1.ConditionReason) Decision {
+	installed := f.Installed
 	var t groups.Transition
 	switch {
-	case installed == nil:
+	case !f.waiting():
 		t = transition(v1alpha1.CSVPhaseSucceeded, v1alpha1.CSVReasonInstallSuccessful, MessageInstallSucceeded)
-	case installed.Unrecoverable():
+	case installed != nil && installed.Unrecoverable():
 		t = transition(v1alpha1.CSVPhaseFailed, v1alpha1.CSVReasonInstallCheckFailed, fmt.Sprintf(messageInstallCheckFmt, installed.Message))
+	case f.APIServicesErr != nil:
+		t = transition(v1alpha1.CSVPhaseFailed, v1alpha1.CSVReasonAPIServiceInstallFailed, fmt.Sprintf(messageAPIServiceFailedFormat, f.APIServicesErr))
+	case f.APIServicesMissing:
+		t = transition(phase, reason, MessageAPIServicesNotReady)
+	case f.WebhooksErr != nil:
+		t = transition(v1alpha1.CSVPhaseInstallReady, reason, fmt.Sprintf(messageWebhookFailedFormat, f.WebhooksErr))
+	case f.WebhooksMissing:
+		t = transition(phase, reason, MessageWebhooksNotReady)
 	case installed.NeedsReinstall():
 		t = transition(v1alpha1.CSVPhaseInstallReady, reason, fmt.Sprintf(messageInstallingFormat, installed.Message))
 	default:

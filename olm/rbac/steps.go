@@ -2,6 +2,7 @@ package rbac
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -50,7 +51,23 @@ var stepResources = map[string]resource{
 // the error with pkg/errors: "<words>: <error>"). The plan's status.message then holds it
 // after "retrying execution due to error: ". verb is the request: create, get or update.
 func StepError(verb, kind, name string, err error) error {
-	return fmt.Errorf("%s: %w", stepWords(verb, kind, name), err)
+	return &stepError{words: stepWords(verb, kind, name), err: err}
+}
+
+// stepError is a request of a step that failed, in OLM's words.
+type stepError struct {
+	words string
+	err   error
+}
+
+func (e *stepError) Error() string { return e.words + ": " + e.err.Error() }
+func (e *stepError) Unwrap() error { return e.err }
+
+// IsStepError reports whether err already says, in OLM's words, which request of which step
+// failed (StepError): it is not to be worded again.
+func IsStepError(err error) bool {
+	var se *stepError
+	return errors.As(err, &se)
 }
 
 // stepWords are OLM's StepEnsurer's words for a failed request of a step, per kind: the

@@ -115,3 +115,28 @@ func TestResolveFailForward(t *testing.T) {
 		}
 	})
 }
+
+// TestResolveDuringAReplacesUpgrade is what OLM's resolver sees while a replaces-upgrade is
+// under way (issue 31): the Subscription's installedCSV is already the new a.v2 (OLM's
+// ensureSubscriptionCSVState sets it as soon as the CSV exists), and a.v1, Replacing until
+// a.v2 succeeds, is referenced by no Subscription. OLM's csvSourceProvider (source_csvs.go)
+// hides a Replacing CSV only under fail-forward, so a.v1 is mandatory and conflicts with
+// a.v2 in the package: ConstraintsNotSatisfiable with these words, until a.v1 is deleted.
+// olmsync matches it; with a.v1 gone the Subscription is up to date.
+func TestResolveDuringAReplacesUpgrade(t *testing.T) {
+	a := pkg("a", "stable", ch("stable", e("a.v1"), e("a.v2", replaces("a.v1"))))
+	catalogs := []resolve.Catalog{cat("cat", "ns", a)}
+	v1, v2 := installed(a, "a.v1"), installed(a, "a.v2")
+	v1.Status.Phase = v1alpha1.CSVPhaseReplacing
+	v2.Spec.Replaces, v2.Status.Phase = "a.v1", v1alpha1.CSVPhaseInstalling
+	got := resolveNS(t, catalogs, ns(subs(sub("a", "a", "stable", "cat", "ns").at("a.v2")), v1, v2)).Subscriptions[0].Resolution
+	const want = "constraints not satisfiable: @existing/ns//a.v1 and @existing/ns//a.v2 originate from package a, " +
+		"clusterserviceversion a.v1 exists and is not referenced by a subscription, subscription a exists, subscription a requires @existing/ns//a.v2"
+	if got.Status != resolve.StatusFailed || got.Reason != resolve.ReasonConstraintsNotSatisfiable || got.Message != want {
+		t.Errorf("resolution %+v, want ConstraintsNotSatisfiable %q", got, want)
+	}
+	after := resolveNS(t, catalogs, ns(subs(sub("a", "a", "stable", "cat", "ns").at("a.v2")), v2)).Subscriptions[0].Resolution
+	if after.Status == resolve.StatusFailed {
+		t.Errorf("with a.v1 deleted: %+v", after)
+	}
+}

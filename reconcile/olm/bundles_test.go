@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -412,4 +413,68 @@ func TestBundleImagePullSecret(t *testing.T) {
 	if reg.Unauthorized() == 0 {
 		t.Error("the registry refused nothing: the repository is not private")
 	}
+}
+
+// TestInstallCertManagerFromItsCatalog is issue 31's first report, end to end: a catalog image
+// listing cert-manager's real bundles by image, a global OperatorGroup and a Subscription to
+// its stable channel. The InstallPlan unpacks and installs cert-manager.v1.14.2 with the
+// objects its bundle carries, and the CSV, whose webhooks OLM serves with certificates it
+// makes, reaches Succeeded with its validating and mutating webhook configured (deployments
+// marked available as the other tests do). Deleting the CSV takes its webhook
+// configurations with it.
+func TestInstallCertManagerFromItsCatalog(t *testing.T) {
+	env := testenv.Get(t)
+	reg := olmtest.ServeRegistry(t)
+	bc := reg.PushBundleCatalog(t, "catalogs/cert-manager:1", olmtest.BundleCatalogOptions{RepoPrefix: "bundles/"}, operatorsDir(t, "cert-manager"))
+	olmtest.StartManager(t, env, olm.Options{CatalogImages: reg.ImageOptions(catalog.ImageOptions{CacheDir: t.TempDir()})})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ns := olmtest.NewNamespace(t, env, "cert-manager")
+	og := &operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "global"}}
+	olmtest.Create(t, env, og)
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), og) })
+	go olmtest.KeepDeploymentsAvailable(ctx, env.Client, ns)
+	imageCatalog(t, env, ns, "community", bc.Ref)
+	subscribe(t, env, ns, "cert-manager", "cert-manager", "stable", "community", "")
+	csv := waitCSV(t, env, ns, "cert-manager.v1.14.2", v1alpha1.CSVPhaseSucceeded)
+	owner := client.MatchingLabels{"olm.owner": csv.Name, "olm.owner.namespace": ns}
+	var validating admissionregistrationv1.ValidatingWebhookConfigurationList
+	var mutating admissionregistrationv1.MutatingWebhookConfigurationList
+	if err := env.Client.List(ctx, &validating, owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.List(ctx, &mutating, owner); err != nil {
+		t.Fatal(err)
+	}
+	if len(validating.Items) != 1 || len(mutating.Items) != 1 ||
+		validating.Items[0].Webhooks[0].Name != "validate.webhooks.cert-manager.io" || len(validating.Items[0].Webhooks[0].ClientConfig.CABundle) == 0 ||
+		mutating.Items[0].Webhooks[0].Name != "mutate.webhooks.cert-manager.io" {
+		t.Fatalf("webhook configurations: %d validating, %d mutating", len(validating.Items), len(mutating.Items))
+	}
+	// The bundle's own Service of the webhook stays beside OLM's.
+	for _, name := range []string{"cert-manager-webhook", "cert-manager-webhook-service"} {
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &corev1.Service{}); err != nil {
+			t.Errorf("service %s: %v", name, err)
+		}
+	}
+	// The Subscription goes first, so that no later manager of this test binary installs
+	// cert-manager again.
+	if err := env.Client.Delete(ctx, &v1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cert-manager"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(ctx, csv); err != nil {
+		t.Fatal(err)
+	}
+	olmtest.Eventually(t, "the webhook configurations gone with the csv", func() error {
+		if err := env.Client.List(ctx, &validating, owner); err != nil {
+			return err
+		}
+		if err := env.Client.List(ctx, &mutating, owner); err != nil {
+			return err
+		}
+		if n := len(validating.Items) + len(mutating.Items); n != 0 {
+			return fmt.Errorf("%d left", n)
+		}
+		return nil
+	})
 }

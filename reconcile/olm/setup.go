@@ -22,6 +22,7 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/olm/groups"
+	"github.com/olmsync/olmsync/olm/install"
 	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/olm/catalogsource"
 	"github.com/olmsync/olmsync/reconcile/olm/csv"
@@ -89,6 +90,10 @@ type Options struct {
 	// Catalogs is the registry the CatalogSource controller fills; a new one when nil. Pass one
 	// to share it with the Subscription controller or a test.
 	Catalogs *catalogsource.Registry
+	// Certs are the validity and rotation window of the serving certificates the CSV
+	// controller makes for webhooks and API services: OLM's (730 days, rotated one day
+	// before expiry) when zero. A test shortens them to see a rotation.
+	Certs install.CertOptions
 }
 
 // SetupWithManager registers the ClusterServiceVersion, OperatorGroup and OperatorCondition
@@ -104,6 +109,8 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		},
 		ResyncInterval:          opts.ResyncInterval,
 		MaxConcurrentReconciles: workers,
+		Certs:                   opts.Certs,
+		RetryInterval:           opts.RetryInterval,
 	})
 	if err != nil {
 		return fmt.Errorf("set up clusterserviceversion controller: %w", err)

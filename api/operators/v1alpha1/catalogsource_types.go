@@ -17,8 +17,9 @@ const (
 	DefaultRegistryPollDuration = 15 * time.Minute
 )
 
-// SourceType is the kind of store behind a CatalogSource.
-// +kubebuilder:validation:Enum=internal;configmap;grpc
+// SourceType is the kind of store behind a CatalogSource. As in OLM's schema any string is
+// accepted; the CatalogSource controller reports one it does not know in the status
+// ("unknown sourcetype: <type>", reason SpecInvalidError).
 type SourceType string
 
 const (

@@ -127,9 +127,10 @@ func (a *Applier) ApplyClusterRoleBinding(ctx context.Context, desired *rbacv1.C
 // the install.Deployments the CSV owns that its strategy no longer lists, and those of previous (the
 // CSV it replaces, may be nil) that it does not list either. A Deployment is rewritten only
 // when its spec hash, pod-template annotations, labels or owners differ from the CSV's.
+// caHashes are the olmcahash of each serving deployment's CA (InstallCertResources).
 // The API server refusing a write for lack of rights is an unrecoverable *install.StrategyError.
-func (a *Applier) InstallDeployments(ctx context.Context, csv, previous *v1alpha1.ClusterServiceVersion) error {
-	desired, err := install.Deployments(csv)
+func (a *Applier) InstallDeployments(ctx context.Context, csv, previous *v1alpha1.ClusterServiceVersion, caHashes map[string]string) error {
+	desired, err := install.Deployments(csv, caHashes)
 	if err != nil {
 		return err
 	}

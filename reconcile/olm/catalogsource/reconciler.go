@@ -14,12 +14,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/olm/catalog"
+	"github.com/olmsync/olmsync/olm/groups"
 	"github.com/olmsync/olmsync/reconcile/olm/metrics"
 	"github.com/olmsync/olmsync/reconcile/olm/pullsecret"
 )
@@ -123,21 +125,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	return reconcile.Result{RequeueAfter: next}, nil
 }
 
-// validate refuses what OLM's catalog operator refuses, and what olmsync cannot serve: a grpc
-// source without an image (a running registry server at spec.address) needs OLM's gRPC
-// registry API, which olmsync does not speak.
+// validate refuses what OLM's catalog operator refuses, with its messages (OLM's
+// validateSourceType), and what olmsync cannot serve: a grpc source without an image (a
+// running registry server at spec.address) needs OLM's gRPC registry API, which olmsync does
+// not speak (docs/olm.md).
 func validate(obj *v1alpha1.CatalogSource) error {
-	switch obj.Spec.SourceType {
+	switch t := obj.Spec.SourceType; t {
 	case v1alpha1.SourceTypeConfigmap, v1alpha1.SourceTypeInternal:
 		if obj.Spec.ConfigMap == "" {
-			return fmt.Errorf("sourceType %s needs spec.configMap", obj.Spec.SourceType)
+			return fmt.Errorf("configmap name unset: must be set for sourcetype: %s", t)
 		}
 	case v1alpha1.SourceTypeGrpc:
-		if obj.Spec.Image == "" {
+		switch {
+		case obj.Spec.Image == "" && obj.Spec.Address == "":
+			return fmt.Errorf("image and address unset: at least one must be set for sourcetype: %s", t)
+		case obj.Spec.Image == "":
 			return errors.New("grpc catalog sources without spec.image (a registry server at spec.address) are not supported by olmsync")
 		}
 	default:
-		return fmt.Errorf("unknown sourcetype: %s", obj.Spec.SourceType)
+		return fmt.Errorf("unknown sourcetype: %s", t)
 	}
 	return nil
 }
@@ -149,6 +155,11 @@ func (r *Reconciler) loadConfigMap(ctx context.Context, obj *v1alpha1.CatalogSou
 	cm := &corev1.ConfigMap{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ConfigMap}, cm); err != nil {
 		err = fmt.Errorf("failed to get catalog config map %s: %w", obj.Spec.ConfigMap, err)
+		r.keepLastGood(key, obj, prev, err)
+		obj.Status.Reason, obj.Status.Message = v1alpha1.CatalogSourceConfigMapError, err.Error()
+		return err
+	}
+	if err := r.ownConfigMap(ctx, obj, cm); err != nil {
 		r.keepLastGood(key, obj, prev, err)
 		obj.Status.Reason, obj.Status.Message = v1alpha1.CatalogSourceConfigMapError, err.Error()
 		return err
@@ -174,6 +185,39 @@ func (r *Reconciler) loadConfigMap(ctx context.Context, obj *v1alpha1.CatalogSou
 	}
 	return nil
 }
+
+// ownConfigMap marks the ConfigMap a catalog is served from as OLM's catalog operator does:
+// olm.managed: "false" (OLM's, but not one it manages) and a non-blocking owner reference to
+// the CatalogSource (deleting the CatalogSource garbage-collects it). cm is updated in place.
+func (r *Reconciler) ownConfigMap(ctx context.Context, obj *v1alpha1.CatalogSource, cm *corev1.ConfigMap) error {
+	owned := false
+	for _, ref := range cm.OwnerReferences {
+		if ref.UID == obj.UID {
+			owned = true
+		}
+	}
+	if owned && cm.Labels[groups.ManagedLabel] == configMapManagedValue {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(cm.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	if cm.Labels == nil {
+		cm.Labels = map[string]string{}
+	}
+	cm.Labels[groups.ManagedLabel] = configMapManagedValue
+	if !owned {
+		cm.OwnerReferences = append(cm.OwnerReferences, metav1.OwnerReference{
+			APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.CatalogSourceKind, Name: obj.Name, UID: obj.UID,
+			BlockOwnerDeletion: ptr.To(false), Controller: ptr.To(false),
+		})
+	}
+	if err := r.Client.Patch(ctx, cm, patch); err != nil {
+		return fmt.Errorf("unable to write owner onto catalog source configmap - %w", err) // OLM's words
+	}
+	return nil
+}
+
+// configMapManagedValue is the olm.managed label OLM puts on a ConfigMap catalog's ConfigMap.
+const configMapManagedValue = "false"
 
 func loadedTime(reg *Registry, key types.NamespacedName) time.Time {
 	e, _ := reg.Get(key)

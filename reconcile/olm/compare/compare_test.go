@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -134,8 +135,11 @@ func TestPreviewMatchesControllers(t *testing.T) {
 			})
 		}
 	})
-	fast, fbc, scoped, granted := 0, 0, 0, 0
+	fast, fbc, scoped, granted, webhooks := 0, 0, 0, 0, 0
 	for _, c := range cases {
+		if slices.ContainsFunc(c.bundles, func(b olmtest.Bundle) bool { return len(b.Webhooks) > 0 }) {
+			webhooks++
+		}
 		if c.scoped != "" {
 			scoped++
 			if c.granted {
@@ -150,13 +154,30 @@ func TestPreviewMatchesControllers(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() {
-		t.Logf("%d generated cases (%d with a channel fast, %d with a file-based catalog and olm.package.required, %d scoped installs of which %d granted) and %d examples in %s",
-			len(cases), fast, fbc, scoped, granted, len(examples), time.Since(began).Round(time.Second))
+		t.Logf("%d generated cases (%d with a channel fast, %d with a file-based catalog and olm.package.required, %d scoped installs of which %d granted, %d with webhooks) and %d examples in %s",
+			len(cases), fast, fbc, scoped, granted, webhooks, len(examples), time.Since(began).Round(time.Second))
+		t.Logf("CSV outcomes of the cases with webhooks: %v", webhookOutcomes.n)
 	})
 }
 
+// webhookOutcomes counts the previewed CSV outcomes of the cases with webhooks, by phase and
+// reason, for the test's summary: it says which of OLM's webhook rules the cases reached.
+var webhookOutcomes = struct {
+	sync.Mutex
+	n map[string]int
+}{n: map[string]int{}}
+
 func runCase(t *testing.T, env *testenv.Env, kubeVersion string, c compareCase, id string) {
 	want := previewOutcome(t, kubeVersion, c)
+	if slices.ContainsFunc(c.bundles, func(b olmtest.Bundle) bool { return len(b.Webhooks) > 0 }) {
+		webhookOutcomes.Lock()
+		for _, s := range want.Subscriptions {
+			if s.CSV != "" {
+				webhookOutcomes.n[s.CSV]++
+			}
+		}
+		webhookOutcomes.Unlock()
+	}
 	apply(t, env, c)
 	converge(t, id, want, func() outcome { return observe(t, env, c, want) }, describe(c))
 }
@@ -325,6 +346,17 @@ func generate(seed uint64, n int) []compareCase {
 			}
 			return s
 		}
+		// webhooks on package a's bundles, from a fourth stream: a validating webhook, a
+		// conversion webhook (which OLM installs only for an operator of AllNamespaces
+		// alone), or two webhooks of one name (which OLM refuses)
+		hooks := rand.New(rand.NewPCG(seed^0x3eb400c, uint64(i)))
+		if kind := hooks.IntN(8); kind < 3 {
+			w := []string{olmtest.WebhookValidating, olmtest.WebhookConversion, olmtest.WebhookRepeated}[kind]
+			for k := range c.bundles[:len(as)] {
+				c.bundles[k].Webhooks = []string{w}
+			}
+			as = c.bundles[:len(as)]
+		}
 		c.subs = []v1alpha1.Subscription{sub("a", pkgA, as)}
 		if r.IntN(2) == 0 {
 			c.subs = append(c.subs, sub("b", pkgB, bs))
@@ -337,7 +369,7 @@ func generate(seed uint64, n int) []compareCase {
 func describe(c compareCase) string {
 	var s strings.Builder
 	for _, b := range c.bundles {
-		fmt.Fprintf(&s, "\n  bundle %s channels=%v replaces=%q skips=%v skipRange=%q modes=%v minKube=%q owns=%v requires=%v requiresPackages=%v", b.Name(), b.InChannels(), b.Replaces, b.Skips, b.SkipRange, b.InstallModes, b.MinKubeVersion, b.Owns, b.Requires, b.RequiresPackages)
+		fmt.Fprintf(&s, "\n  bundle %s channels=%v replaces=%q skips=%v skipRange=%q modes=%v minKube=%q owns=%v requires=%v requiresPackages=%v webhooks=%v", b.Name(), b.InChannels(), b.Replaces, b.Skips, b.SkipRange, b.InstallModes, b.MinKubeVersion, b.Owns, b.Requires, b.RequiresPackages, b.Webhooks)
 	}
 	for _, g := range c.groups {
 		fmt.Fprintf(&s, "\n  group %s targets=%v serviceAccountName=%q", g.Name, g.Spec.TargetNamespaces, g.Spec.ServiceAccountName)

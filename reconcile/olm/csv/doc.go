@@ -5,7 +5,9 @@
 // the pure OperatorGroup rules (olm/groups) and phase machine (olm/phase)
 // and acting on the cluster for them: the CSV's membership annotations and provided-API
 // labels, its group's olm.providedAPIs, the service accounts, RBAC and Deployments of its
-// install strategy (olm/install), the ClusterRoles and RBAC its group generates for
+// install strategy (olm/install), the serving certificates, Services, webhook
+// configurations, CRD conversions and APIServices of its webhooks and owned API services
+// (rotated before they expire), the ClusterRoles and RBAC its group generates for
 // it, its copies in the group's target namespaces, Events on every phase change, the CSV
 // metrics, and its cleanup when it is deleted (finalizer operators.coreos.com/csv-cleanup).
 // It writes only the status, finalizer, annotations and labels OLM writes on a CSV; it never

@@ -53,12 +53,26 @@ func (r *Reconciler) facts(ctx context.Context, obj *v1alpha1.ClusterServiceVers
 		}
 		f.Requirements = phase.CheckRequirements(obj, snap)
 	}
+	if p == v1alpha1.CSVPhasePending && len(obj.Spec.APIServiceDefinitions.Owned) > 0 {
+		conflict, err := r.apiServiceConflict(ctx, obj)
+		if err != nil {
+			return f, err
+		}
+		f.APIServiceOwnerConflict = conflict
+	}
 	if p == v1alpha1.CSVPhaseInstalling || p == v1alpha1.CSVPhaseSucceeded || p == v1alpha1.CSVPhaseFailed {
+		var caHashes map[string]string
+		if install.HasCertResources(obj) {
+			var err error
+			if caHashes, err = r.certFacts(ctx, obj, &f, s); err != nil {
+				return f, err
+			}
+		}
 		deployments, err := r.applier().OwnedDeployments(ctx, obj)
 		if err != nil {
 			return f, err
 		}
-		f.Installed = install.Check(obj, deployments)
+		f.Installed = install.Check(obj, deployments, caHashes)
 	}
 	return f, nil
 }

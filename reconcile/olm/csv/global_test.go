@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -199,8 +200,10 @@ func checkCopy(c, parent *v1alpha1.ClusterServiceVersion) error {
 }
 
 // TestDeleteCSV deletes a Succeeded CSV of a global group: its cleanup removes its cluster-scoped
-// RBAC, per-API ClusterRoles and copies, its group stops listing its APIs, its metrics go, and its namespaced objects are left to
-// the garbage collector through their owner references (envtest runs none).
+// RBAC, per-API ClusterRoles, the webhook configurations carrying its owner labels (made here
+// by hand, as OLM's finalizer deletes any) and copies, its group stops listing its APIs, its
+// metrics go, and its namespaced objects are left to the garbage collector through their owner
+// references (envtest runs none).
 func TestDeleteCSV(t *testing.T) {
 	env := testenv.Get(t)
 	startManager(t, env, olm.Options{})
@@ -223,8 +226,18 @@ func TestDeleteCSV(t *testing.T) {
 	if series := csvSeries(t, "csv_succeeded", ns, csv.Name); len(series) != 1 {
 		t.Fatalf("csv_succeeded series before deletion: %v, want one", series)
 	}
+	ownerLabels := install.OwnerSelector(csv)
+	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{GenerateName: "owned-", Labels: ownerLabels}}
+	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{GenerateName: "owned-", Labels: ownerLabels}}
+	create(t, env, validating)
+	create(t, env, mutating)
 
 	deleteAndWait(t, env, csv.DeepCopy())
+	for _, obj := range []client.Object{validating, mutating} {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); !apierrors.IsNotFound(err) {
+			t.Errorf("%T %s of the deleted csv: %v, want it deleted", obj, obj.GetName(), err)
+		}
+	}
 	// The group stops listing the deleted CSV's APIs: a group left listing them would conflict
 	// with every later group providing them (InterOperatorGroupOwnerConflict).
 	waitGroupAPIs(t, env, ns, "global-"+ns, "")

@@ -43,6 +43,12 @@ type Options struct {
 	ResyncInterval time.Duration
 	// MaxConcurrentReconciles is how many CSVs are reconciled at once (1 when 0).
 	MaxConcurrentReconciles int
+	// Certs are the validity and rotation window of the serving certificates of webhooks and
+	// API services: OLM's (two years, rotated a day before) when zero.
+	Certs install.CertOptions
+	// RetryInterval is how soon a CSV waiting for its APIServices to become Available is
+	// looked at again (DefaultRetryInterval when zero).
+	RetryInterval time.Duration
 }
 
 // Reconciler reconciles ClusterServiceVersions.
@@ -147,6 +153,9 @@ type state struct {
 	applied *install.Permissions
 	// copies are the CSV's copies by namespace, as written in this sync.
 	copies map[string]*v1alpha1.ClusterServiceVersion
+	// rotateAt is when the first serving certificate of the CSV becomes due for rotation
+	// (zero when it has none, or one is due now).
+	rotateAt time.Time
 	// stop ends the sync after the current step.
 	stop         bool
 	requeueAfter time.Duration

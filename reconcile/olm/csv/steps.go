@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -165,7 +166,7 @@ func (r *Reconciler) transition(ctx context.Context, obj *v1alpha1.ClusterServic
 		}
 	}
 	if d.Install {
-		err := r.applier().InstallDeployments(ctx, obj, s.replacement.Replaces)
+		err := r.installStrategy(ctx, obj, s)
 		if err != nil {
 			log.FromContext(ctx).Error(err, "install strategy failed")
 		}
@@ -184,6 +185,15 @@ func (r *Reconciler) transition(ctx context.Context, obj *v1alpha1.ClusterServic
 		log.FromContext(ctx).V(1).Info("waiting", "reason", d.Wait)
 	}
 	s.requeue(d.RequeueAfter)
+	if facts.APIServicesMissing {
+		// The API server's availability check of an APIService wakes nothing up here.
+		s.requeue(r.retryInterval())
+	}
+	if !s.rotateAt.IsZero() {
+		// OLM notices a certificate due for rotation at its next resync; look at it when
+		// it is due.
+		s.requeue(max(time.Until(s.rotateAt), time.Second))
+	}
 	switch {
 	case errors.Is(d.Err, phase.ErrNoReplacement):
 		// Nothing to retry until a CSV replaces this one again; its creation wakes this one up.

@@ -518,3 +518,37 @@ func TestUnsupportedKindFailsThePlan(t *testing.T) {
 		t.Errorf("a Deployment of an unsupported step was created: %s", list.Items[0].Name)
 	}
 }
+
+// TestInvalidStepSaidOnce: a step the API server refuses as invalid (a ConfigMap named
+// Bad_Name) fails the plan with OLM's words for the step said once — "error updating
+// configmap: Bad_Name: ConfigMap "Bad_Name" is invalid: …" — in status.message and the
+// Installed condition (issue 31: the prefix came twice).
+func TestInvalidStepSaidOnce(t *testing.T) {
+	env := testenv.Get(t)
+	olmtest.StartManager(t, env, olm.Options{InstallPlanRetryTimeout: 2 * time.Second, RetryInterval: time.Second})
+	ns := olmtest.NewNamespace(t, env, "bad-step")
+	olmtest.OwnGroup(t, env, ns)
+	const csvName, group = "widget.v1.0.0", "badstep.example.com"
+	plan := installPlan(ns, "bad-configmap", v1alpha1.ApprovalAutomatic, csvName)
+	// Owned by a Subscription, as TestUnsupportedKindFailsThePlan's: the controller waits for
+	// the steps.
+	plan.OwnerReferences = []metav1.OwnerReference{{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.SubscriptionKind,
+		Name: "widget", UID: "00000000-0000-0000-0000-000000000002"}}
+	olmtest.Create(t, env, plan)
+	plan.Status = v1alpha1.InstallPlanStatus{Phase: v1alpha1.InstallPlanPhaseInstalling, CatalogSources: []string{}, Plan: []v1alpha1.Step{
+		planStep(t, csvName, "CustomResourceDefinition", "apiextensions.k8s.io", "v1", "widgets."+group, widgetCRD(group, "v1")),
+		planStep(t, csvName, v1alpha1.ClusterServiceVersionKind, v1alpha1.GroupName, "v1alpha1", csvName, widgetCSV(group, "v1")),
+		planStep(t, csvName, "ConfigMap", "", "v1", "Bad_Name", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Bad_Name}\ndata: {a: b}\n"),
+	}}
+	if err := env.Client.Status().Update(context.Background(), plan); err != nil {
+		t.Fatal(err)
+	}
+	ip := waitPlanPhase(t, env, ns, "bad-configmap", v1alpha1.InstallPlanPhaseFailed)
+	const prefix = `error updating configmap: Bad_Name: ConfigMap "Bad_Name" is invalid: `
+	c := findCondition(ip, v1alpha1.InstallPlanInstalled)
+	for what, msg := range map[string]string{"status.message": ip.Status.Message, "the Installed condition": c.Message} {
+		if !strings.HasPrefix(msg, prefix) || strings.Count(msg, "error updating configmap") != 1 {
+			t.Errorf("%s %q, want OLM's %q once", what, msg, prefix)
+		}
+	}
+}

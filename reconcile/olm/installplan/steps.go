@@ -35,6 +35,10 @@ type StepError struct {
 }
 
 func (e *StepError) Error() string {
+	if rbac.IsStepError(e.Err) {
+		// The request's error says so already: OLM says it once.
+		return e.Err.Error()
+	}
 	return rbac.StepError("create", e.Kind, e.Name, e.Err).Error() // OLM's words for the kind
 }
 func (e *StepError) Unwrap() error { return e.Err }

@@ -82,9 +82,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	}
 	writer := patcher.New(og, r.Client)
 	defer func() {
-		if og.Status.LastUpdated == nil {
+		if og.Status.LastUpdated == nil && !statusEmpty(og.Status) {
 			// The CRD requires it in any status; a sync stopped before the target step (a
-			// missing service account) has not set it yet.
+			// missing service account) has not set it yet. A status with nothing to say
+			// (a selector matching no namespace) is not written at all, as OLM leaves it.
 			now := metav1.Now()
 			og.Status.LastUpdated = &now
 		}
@@ -120,6 +121,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 		}
 	}
 	return reconcile.Result{RequeueAfter: r.Options.ResyncInterval}, nil
+}
+
+// statusEmpty reports whether a group's status says nothing: no targets, service account or
+// condition.
+func statusEmpty(s operatorsv1.OperatorGroupStatus) bool {
+	return len(s.Namespaces) == 0 && s.ServiceAccountRef == nil && len(s.Conditions) == 0
 }
 
 // checkMultipleGroups sets MultipleOperatorGroup on every group of a namespace that holds more
@@ -158,6 +165,18 @@ func (r *Reconciler) checkServiceAccount(ctx context.Context, og *operatorsv1.Op
 	}
 	apimeta.RemoveStatusCondition(&og.Status.Conditions, operatorsv1.OperatorGroupServiceAccountCondition)
 	og.Status.ServiceAccountRef = check.Ref
+	if sa != nil && sa.Labels[groups.ManagedLabel] != groups.ManagedLabelValue {
+		// OLM's catalog operator labels the service account a group names as its own
+		// (its ownership labeller), as it labels everything it manages.
+		patch := client.MergeFrom(sa.DeepCopy())
+		if sa.Labels == nil {
+			sa.Labels = map[string]string{}
+		}
+		sa.Labels[groups.ManagedLabel] = groups.ManagedLabelValue
+		if err := r.Client.Patch(ctx, sa, patch); client.IgnoreNotFound(err) != nil {
+			return false, fmt.Errorf("label serviceaccount %s: %w", sa.Name, err)
+		}
+	}
 	return false, nil
 }
 

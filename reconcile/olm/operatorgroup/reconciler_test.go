@@ -99,8 +99,41 @@ func TestMissingServiceAccount(t *testing.T) {
 	if ref := og.Status.ServiceAccountRef; ref == nil || ref.Name != "installer" {
 		t.Errorf("serviceAccountRef %+v, want installer", ref)
 	}
+	sa := &corev1.ServiceAccount{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "installer"}, sa); err != nil {
+		t.Fatal(err)
+	}
+	if sa.Labels["olm.managed"] != "true" {
+		t.Errorf("service account labels %v, want olm.managed=true as OLM's labeller puts it", sa.Labels)
+	}
 	if len(og.Status.Namespaces) != 1 || og.Status.Namespaces[0] != ns {
 		t.Errorf("namespaces %v, want [%s]", og.Status.Namespaces, ns)
+	}
+}
+
+// TestNoMatchingNamespaceLeavesStatusEmpty: a group whose selector matches no namespace gets
+// no status at all — no lastUpdated — as OLM leaves it (TestSyncOperatorGroups
+// NoMatchingNamespace expects the status {}); once a namespace matches, the status lists it
+// with lastUpdated.
+func TestNoMatchingNamespaceLeavesStatusEmpty(t *testing.T) {
+	env := testenv.Get(t)
+	ns := olmtest.NewNamespace(t, env, "no-match")
+	key := client.ObjectKey{Namespace: ns, Name: "og"}
+	label := "olmsync.test/no-match-" + ns
+	olmtest.Create(t, env, &operatorsv1.OperatorGroup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+		Spec:       operatorsv1.OperatorGroupSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{label: "yes"}}},
+	})
+	r := &operatorgroup.Reconciler{Client: env.Client, APIReader: env.Client}
+	og := syncAndGet(t, env, r, key)
+	if og.Status.LastUpdated != nil || len(og.Status.Namespaces) != 0 || len(og.Status.Conditions) != 0 {
+		t.Errorf("status %+v, want none", og.Status)
+	}
+	target := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "matched-", Labels: map[string]string{label: "yes"}}}
+	olmtest.Create(t, env, target)
+	og = syncAndGet(t, env, r, key)
+	if og.Status.LastUpdated == nil || len(og.Status.Namespaces) != 1 || og.Status.Namespaces[0] != target.Name {
+		t.Errorf("status %+v, want [%s] and lastUpdated", og.Status, target.Name)
 	}
 }
 
