@@ -6,7 +6,7 @@
 #     --build-arg REVISION=$(git rev-parse HEAD) -t olmsync:dev .
 
 # Build: a static binary (no cgo), no paths of the build machine.
-FROM golang:1.26 AS build
+FROM golang:1.27 AS build
 ARG VERSION=devel
 ARG REVISION=
 ARG SOURCE_DATE_EPOCH=0

@@ -6,24 +6,35 @@ SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
 .DEFAULT_GOAL := build
 
+# The Go toolchain is go.mod's toolchain line (Go 1.27: the newest fluxcd/pkg modules need
+# it). Exported, it wins over a GOTOOLCHAIN the environment sets (local included), so that
+# a machine with Go 1.26 fetches it through the module proxy, as the go command fetches any
+# module, and every go command here, and every one a test runs, uses it.
+GO_TOOLCHAIN := $(shell awk '$$1 == "toolchain" {print $$2}' go.mod)
+export GOTOOLCHAIN := $(GO_TOOLCHAIN)
+
 # Everything built once and reused across clones (tools, envtest binaries) lives in a cache
-# folder keyed by version, so a fresh clone does not rebuild it and a pin change does.
+# folder keyed by version, so a fresh clone does not rebuild it and a pin change does. Tools
+# are keyed by the toolchain too: golangci-lint, deadcode and controller-gen type-check this
+# module with the standard library they were built with, which must know its Go version.
 CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/olmsync
-TOOLS_DIR := $(CACHE_DIR)/tools
+TOOLS_DIR := $(CACHE_DIR)/tools/$(GO_TOOLCHAIN)
 
 # Pinned tools, installed through the Go module proxy.
 CONTROLLER_GEN_VERSION := v0.23.0
 GOLANGCI_LINT_VERSION  := v2.15.0
 # deadcode (golang.org/x/tools) finds exported functions nothing calls, tests included,
 # which golangci-lint's unused does not look for.
-DEADCODE_VERSION       := v0.39.0
-OPA_VERSION            := v1.22.2
+DEADCODE_VERSION       := v0.52.0
+# The OPA CLI runs the Rego tests as the library olmsync links does (the same version).
+OPA_VERSION            := v1.22.4
 # Only `make bench` uses these: BenchmarkCheck compares olmsync with the kustomize CLI and
-# conftest. kustomize v5.8.2 and conftest v0.71.1 are the newest releases that build with Go
-# 1.26 (kustomize v5.8.3 needs Go 1.27; conftest v0.71.1 needs Go 1.26.8).
-# helm lints the chart in `make test` (helm-lint); v3.21.4 is the newest release built on
-# the k8s.io v0.36 modules olmsync pins (the library the chart tests use).
-HELM_VERSION           := v3.21.4
+# conftest. kustomize v5.8.3 needs a k8s.io/kube-openapi snapshot the module proxy does not
+# serve (as kustomize/api v0.21.3 does, which is why go.mod stays at v0.21.2), so v5.8.2, the
+# kustomize olmsync links; conftest v0.71.1 is the newest release.
+# helm lints the chart in `make test` (helm-lint): the release of the library the chart
+# tests use (go.mod).
+HELM_VERSION           := v3.22.0
 KUSTOMIZE_VERSION      := v5.8.2
 CONFTEST_VERSION       := v0.71.1
 CONTROLLER_GEN := $(TOOLS_DIR)/controller-gen-$(CONTROLLER_GEN_VERSION)/controller-gen
@@ -215,15 +226,13 @@ $(OPA):
 	GOBIN=$(@D) go install github.com/open-policy-agent/opa@$(OPA_VERSION)
 
 $(HELM):
-	GOTOOLCHAIN=local GOBIN=$(@D) go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	GOBIN=$(@D) go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
-# Built with the local Go (GOTOOLCHAIN=local): a pin that needs a newer Go fails here
-# instead of downloading another toolchain.
 $(KUSTOMIZE):
-	GOTOOLCHAIN=local GOBIN=$(@D) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
+	GOBIN=$(@D) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 
 $(CONFTEST):
-	GOTOOLCHAIN=local GOBIN=$(@D) go install github.com/open-policy-agent/conftest@$(CONFTEST_VERSION)
+	GOBIN=$(@D) go install github.com/open-policy-agent/conftest@$(CONFTEST_VERSION)
 
 .PHONY: clean
 clean: ## Remove bin/ (the cache folder is kept).

@@ -4,9 +4,10 @@
 # every run, not only with their seed corpora (which plain `go test` already runs), and a
 # long campaign (make fuzz-long) can run them for minutes each. Each target prints one
 # line: its package, name, executions and time. A failing input is written under the
-# package's testdata/fuzz/ by `go test`; commit it with the fix, as a regression seed. A
-# target that Go's fuzz coordinator stops with a bare "context deadline exceeded" and no
-# saved input (a Go race, go.dev/issue/75804) is run a second time instead of failing.
+# package's testdata/fuzz/ by `go test`; commit it with the fix, as a regression seed. Any
+# failure fails the script: the module needs Go 1.27 (go.mod), whose fuzz coordinator no
+# longer ends a run at -fuzztime's deadline with a bare "context deadline exceeded"
+# (go.dev/issue/75804), which Go 1.26 did now and then and this script ran again.
 # Minimizing a new interesting input is capped at 100 runs: with the default (60s) a short
 # run spends most of its time minimizing instead of fuzzing.
 #
@@ -34,20 +35,6 @@ if [ "${FUZZ_FRESH_CORPUS:-}" = 1 ]; then
 	corpus=$(mktemp -d)
 	trap 'rm -rf "$corpus"' EXIT
 fi
-# crashers lists the failing inputs `go test -fuzz` has saved for a target.
-crashers() {
-	ls "$1/testdata/fuzz/$2" 2>/dev/null || true
-}
-# coordinator_race reports whether a failed run's only complaint is Go's own fuzz
-# coordinator missing its deadline: with a duration -fuzztime, Go up to 1.26 can end a
-# target with a bare "context deadline exceeded" when the time is up and a worker is still
-# busy (go.dev/issue/75804, fixed in Go 1.27), with no input saved. Such a run found
-# nothing, so it is run once more; a second failure of any kind fails the script.
-coordinator_race() {
-	local fails
-	fails=$(grep -c -- '^--- FAIL' <<<"$1" || true)
-	[ "$fails" = 1 ] && grep -q -- '^    context deadline exceeded$' <<<"$1" && ! grep -q -- 'Failing input written to' <<<"$1"
-}
 total=0
 for pkg in $(go list "${pkgs[@]}"); do
 	dir=$(go list -f '{{.Dir}}' "$pkg")
@@ -61,19 +48,11 @@ for pkg in $(go list "${pkgs[@]}"); do
 		if [ -n "$corpus" ]; then
 			cacheflags=(-test.fuzzcachedir "$corpus/$target")
 		fi
-		for attempt in 1 2; do
-			before=$(crashers "$dir" "$target")
-			if out=$(go test "${flags[@]}" -fuzz "^${target}\$" "$pkg" "${cacheflags[@]}" 2>&1); then
-				break
-			fi
-			if [ "$attempt" = 1 ] && coordinator_race "$out" && [ "$(crashers "$dir" "$target")" = "$before" ]; then
-				echo "fuzz $pkg $target: stopped by Go's fuzz coordinator at the time limit with no failing input (go.dev/issue/75804); running it again"
-				continue
-			fi
+		if ! out=$(go test "${flags[@]}" -fuzz "^${target}\$" "$pkg" "${cacheflags[@]}" 2>&1); then
 			echo "$out"
 			echo "fuzz $pkg $target: FAILED (the failing input is under $dir/testdata/fuzz/$target)"
 			exit 1
-		done
+		fi
 		execs=$(echo "$out" | sed -n 's/.*execs: \([0-9]*\) .*/\1/p' | tail -1)
 		echo "fuzz $pkg $target: ${execs:-0} execs in $((SECONDS - start))s, no failure"
 		total=$((total + ${execs:-0}))

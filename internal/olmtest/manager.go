@@ -59,8 +59,8 @@ func (m *Manager) Stop(tb testing.TB) {
 
 // CheckStopped fails the test with err, what a manager's Start returned once stopped. Every
 // harness that stops a manager checks its end so: a runnable that does not stop within the
-// grace period is a bug (it was controller-runtime's priority queue, controller-runtime#3538,
-// until olm.ControllerConfig turned it off).
+// grace period is a bug (it was controller-runtime's priority queue up to v0.24.1,
+// controller-runtime#3538; TestShutdownWithBusyQueues guards against its return).
 func CheckStopped(tb testing.TB, what string, err error) {
 	tb.Helper()
 	if err != nil {

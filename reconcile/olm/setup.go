@@ -157,17 +157,13 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 
 // ControllerConfig is the controller configuration of every manager that runs the embedded
 // OLM (olmsync run's, reconcile.NewManager, and the tests'): controller names need not be
-// unique across managers (tests run more than one in a process), and every controller takes
-// client-go's rate-limited workqueue instead of controller-runtime's priority queue, its
-// default since v0.23. The priority queue of the controller-runtime this module pins (v0.24.1)
-// can deadlock on shutdown: a worker waiting for an item as the queue shuts down leaves the
-// queue's lock held by a send nobody receives, and every other worker blocks on that lock
-// (kubernetes-sigs/controller-runtime#3538, fixed upstream after v0.24.1). A manager told to
-// stop — SIGTERM, a lost lease — then waits out its 30 s grace period and ends with "failed
-// waiting for all runnables to end within grace period". OLM's own operators use client-go's
-// workqueues too. TestShutdownWithBusyQueues reproduces the deadlock.
+// unique across managers (tests run more than one in a process). Every controller takes
+// controller-runtime's default queue, its priority queue. Up to v0.24.1 that queue could
+// deadlock on shutdown (kubernetes-sigs/controller-runtime#3538) and this configuration turned
+// it off; v0.25 has the fix, and TestShutdownWithBusyQueues, which reproduced the deadlock
+// within the first rounds, stops every controller of this configuration in all 100.
 func ControllerConfig() config.Controller {
-	return config.Controller{SkipNameValidation: ptr.To(true), UsePriorityQueue: ptr.To(false)}
+	return config.Controller{SkipNameValidation: ptr.To(true)}
 }
 
 // CacheByObject narrows the manager's cache to the Deployments and RBAC that OLM makes
