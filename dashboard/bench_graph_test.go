@@ -65,9 +65,17 @@ func BenchmarkGraph(b *testing.B) {
 	cfg.QPS, cfg.Burst = 500, 1000
 	mgr, err := reconcile.NewManager(ctx, cfg, reconcile.Options{
 		OLM: olm.ModeExternal, MetricsAddr: "0", ProbeAddr: "0", WebhookAddr: "0", Logger: logr.Discard(),
-		Sync:      gitsync.Options{CacheDir: b.TempDir(), RetryInterval: time.Second, HealthPollInterval: time.Second},
-		Dashboard: reconcile.DashboardOptions{Addr: addr, AnonymousRead: true},
+		Sync:          gitsync.Options{CacheDir: b.TempDir(), RetryInterval: time.Second, HealthPollInterval: time.Second},
+		CacheByObject: dashboard.CacheByObject(),
 	})
+	if err != nil {
+		cancel()
+		b.Fatal(err)
+	}
+	d, err := dashboard.OnManager(mgr, cfg, addr, true)
+	if err == nil {
+		err = mgr.Add(d)
+	}
 	if err != nil {
 		cancel()
 		b.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
+	"github.com/olmsync/olmsync/dashboard"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
 	"github.com/olmsync/olmsync/reconcile"
@@ -63,9 +64,17 @@ func BenchmarkDashboard(b *testing.B) {
 	cfg.QPS, cfg.Burst = 500, 1000
 	mgr, err := reconcile.NewManager(ctx, cfg, reconcile.Options{
 		OLM: olm.ModeExternal, MetricsAddr: "0", ProbeAddr: "0", WebhookAddr: "0",
-		Sync:      gitsync.Options{CacheDir: b.TempDir()},
-		Dashboard: reconcile.DashboardOptions{Addr: addr, AnonymousRead: true},
+		Sync:          gitsync.Options{CacheDir: b.TempDir()},
+		CacheByObject: dashboard.CacheByObject(),
 	})
+	if err != nil {
+		cancel()
+		b.Fatal(err)
+	}
+	d, err := dashboard.OnManager(mgr, cfg, addr, true)
+	if err == nil {
+		err = mgr.Add(d)
+	}
 	if err != nil {
 		cancel()
 		b.Fatal(err)

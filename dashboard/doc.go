@@ -1,5 +1,6 @@
 // Package dashboard is olmsync's Argo-style dashboard of the running reconciler: an
-// http.Handler that `olmsync run --dashboard-addr` serves beside the controllers. Its JSON
+// http.Handler that `olmsync run --dashboard-addr` serves beside the controllers, built on
+// their manager (OnManager) and added to it by the command. Its JSON
 // API under /api/v1/ lists the Syncs and their apps (sync status, OLM-aware health,
 // revision and commit, last sync, violations), shows one Sync as a tree and a resource
 // graph (Sync → app → objects, Subscription → InstallPlan → CSV → Deployments →

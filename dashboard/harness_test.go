@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
+	"github.com/olmsync/olmsync/dashboard"
 	"github.com/olmsync/olmsync/internal/gittest"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
@@ -268,8 +269,16 @@ func (sc *scenario) startManager(t *testing.T, addr, globalCatalogs string, anon
 		Logger:  logr.New(sc.log),
 		Sync: gitsync.Options{CacheDir: t.TempDir(), RetryInterval: time.Second, HealthPollInterval: 300 * time.Millisecond,
 			CRDTimeout: 20 * time.Second},
-		Dashboard: reconcile.DashboardOptions{Addr: addr, AnonymousRead: anonymousRead},
+		CacheByObject: dashboard.CacheByObject(),
 	})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	d, err := dashboard.OnManager(mgr, sc.env.Config, addr, anonymousRead)
+	if err == nil {
+		err = mgr.Add(d)
+	}
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -29,7 +29,6 @@ import (
 
 	"github.com/olmsync/olmsync/api/crds"
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
-	"github.com/olmsync/olmsync/dashboard"
 	"github.com/olmsync/olmsync/internal/kube"
 	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/gitsync"
@@ -107,16 +106,9 @@ type Options struct {
 	// WebhookTimeouts its connections; the zero values are the receiver's defaults.
 	Webhook         receiver.Options
 	WebhookTimeouts receiver.Timeouts
-	// Dashboard configures the dashboard (Addr "" or "0": off).
-	Dashboard DashboardOptions
-}
-
-// DashboardOptions configure the dashboard the manager serves.
-type DashboardOptions struct {
-	// Addr is its listen address; "" or "0" turns it off.
-	Addr string
-	// AnonymousRead lets requests without a token read (writes always need one).
-	AnonymousRead bool
+	// CacheByObject narrows the cache further for what the caller adds to the manager:
+	// `olmsync run` gives dashboard.CacheByObject() when it adds the dashboard.
+	CacheByObject map[client.Object]cache.ByObject
 }
 
 // Manager is the manager and what was decided while building it.
@@ -126,6 +118,9 @@ type Manager struct {
 	lease *lease
 	// Syncs is the Sync reconciler.
 	Syncs *gitsync.Reconciler
+	// Catalogs are the catalogs the embedded OLM's CatalogSource controller loaded; nil
+	// without the embedded OLM. The dashboard draws upgrade graphs from them.
+	Catalogs *catalogsource.Registry
 	// EmbeddedOLM says whether the embedded OLM controllers were registered.
 	EmbeddedOLM bool
 	// OLMFound lists what showed another OLM in the cluster, if anything did.
@@ -183,18 +178,19 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 		RenewDeadline:                       &t.RenewDeadline,
 		RetryPeriod:                         &t.RetryPeriod,
 		// Names need not be unique across managers (tests run `olmsync run` more than once
-		// in a process), and no priority queue: it can deadlock on shutdown.
+		// in a process).
 		Controller: olm.ControllerConfig(),
 		// managedFields are read by nothing that reads through the cache, and are often the
 		// largest part of a cached object: dropped, as Flux's controllers drop them.
-		Cache: cache.Options{ByObject: cacheByObject(opts.WatchLabelSelector, embedded, opts.Dashboard.Addr != "" && opts.Dashboard.Addr != "0"), DefaultTransform: cache.TransformStripManagedFields()},
+		Cache: cache.Options{ByObject: cacheByObject(opts.WatchLabelSelector, embedded, opts.CacheByObject), DefaultTransform: cache.TransformStripManagedFields()},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("new manager: %w", err)
 	}
 	olmOpts := opts.OLMOptions
 	if embedded && olmOpts.Catalogs == nil {
-		// Shared with the dashboard, which draws upgrade graphs from the catalogs loaded.
+		// Shared with the dashboard (Manager.Catalogs), which draws upgrade graphs from the
+		// catalogs loaded.
 		olmOpts.Catalogs = catalogsource.NewRegistry(olmOpts.GlobalCatalogNamespace, resolve.Options{})
 	}
 	if embedded {
@@ -229,43 +225,33 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, 
 			return nil, err
 		}
 	}
-	if opts.Dashboard.Addr != "" && opts.Dashboard.Addr != "0" {
-		var registry *catalogsource.Registry
-		if embedded {
-			registry = olmOpts.Catalogs
-		}
-		d, err := newDashboard(mgr, cfg, syncs, registry, opts)
-		if err != nil {
-			return nil, err
-		}
-		if err := mgr.Add(d); err != nil {
-			return nil, err
-		}
-	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
-	return &Manager{Manager: mgr, lease: fence, Syncs: syncs, EmbeddedOLM: embedded, OLMFound: found}, nil
+	m := &Manager{Manager: mgr, lease: fence, Syncs: syncs, EmbeddedOLM: embedded, OLMFound: found}
+	if embedded {
+		m.Catalogs = olmOpts.Catalogs
+	}
+	return m, nil
 }
 
 // cacheByObject narrows the manager's cache: only the webhook keys of Secrets (only the
 // webhook receiver reads them through the cache), only this shard's Syncs, and, with the
 // embedded OLM, only the Deployments and RBAC OLM made (olm.CacheByObject: nothing else on
-// this manager reads those kinds through the cache; a Sync's health reads are live). With
-// the dashboard, the ReplicaSets and Pods it draws, stripped (dashboard.CacheByObject).
-func cacheByObject(shard labels.Selector, embeddedOLM, dashboardOn bool) map[client.Object]cache.ByObject {
+// this manager reads those kinds through the cache; a Sync's health reads are live), and
+// what the caller's runnables ask for (Options.CacheByObject: the dashboard's ReplicaSets
+// and Pods, stripped).
+func cacheByObject(shard labels.Selector, embeddedOLM bool, extra map[client.Object]cache.ByObject) map[client.Object]cache.ByObject {
 	m := map[client.Object]cache.ByObject{
 		&corev1.Secret{}: {Transform: receiver.SecretCacheTransform},
 	}
 	if embeddedOLM {
 		maps.Copy(m, olm.CacheByObject())
 	}
-	if dashboardOn {
-		maps.Copy(m, dashboard.CacheByObject())
-	}
+	maps.Copy(m, extra)
 	if shard != nil && !shard.Empty() {
 		m[&olmsyncv1alpha1.Sync{}] = cache.ByObject{Label: shard}
 	}

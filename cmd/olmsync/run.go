@@ -16,10 +16,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/olmsync/olmsync/check"
+	"github.com/olmsync/olmsync/dashboard"
 	"github.com/olmsync/olmsync/internal/kube"
 	"github.com/olmsync/olmsync/internal/memguard"
 	"github.com/olmsync/olmsync/olm/catalog"
@@ -235,7 +237,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		WebhookAddr:             o.webhookAddr,
 		Webhook:                 o.webhook,
 		WebhookTimeouts:         receiver.Timeouts{Read: o.webhookReadTimeout},
-		Dashboard:               reconcile.DashboardOptions{Addr: o.dashboardAddr, AnonymousRead: o.dashboardAnonymousRead},
+		CacheByObject:           o.dashboardCache(),
 		LeaderElection:          o.leaderElect,
 		LeaderElectionNamespace: leaseNamespace,
 		LeaderElectionTimings:   o.leaseTimings,
@@ -249,6 +251,9 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		},
 	})
 	if err != nil {
+		return err
+	}
+	if err := o.addDashboard(mgr, cfg); err != nil {
 		return err
 	}
 	if mgr.EmbeddedOLM {
@@ -275,6 +280,29 @@ func (o *runOptions) catalogNamespaceForChecks(cmd *cobra.Command) map[string]st
 	return map[string]string{"": o.globalCatalogNamespace}
 }
 
+// dashboardOn: --dashboard-addr "" or "0" turns the dashboard off.
+func (o *runOptions) dashboardOn() bool { return o.dashboardAddr != "" && o.dashboardAddr != "0" }
+
+// dashboardCache is what the dashboard reads through the manager's cache, narrowed.
+func (o *runOptions) dashboardCache() map[client.Object]cache.ByObject {
+	if !o.dashboardOn() {
+		return nil
+	}
+	return dashboard.CacheByObject()
+}
+
+// addDashboard adds the dashboard to the manager as a runnable, on every replica.
+func (o *runOptions) addDashboard(mgr *reconcile.Manager, cfg *rest.Config) error {
+	if !o.dashboardOn() {
+		return nil
+	}
+	d, err := dashboard.OnManager(mgr, cfg, o.dashboardAddr, o.dashboardAnonymousRead)
+	if err != nil {
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	return mgr.Add(d)
+}
+
 // LocalDashboardAddr is where `olmsync run --local` serves the dashboard unless
 // --dashboard-addr says otherwise: loopback only.
 const LocalDashboardAddr = "127.0.0.1:9400"
@@ -289,7 +317,7 @@ func (o *runOptions) localDashboard(cmd *cobra.Command) {
 	if !cmd.Flags().Changed("dashboard-anonymous-read") {
 		o.dashboardAnonymousRead = true
 	}
-	if o.dashboardAddr != "" && o.dashboardAddr != "0" {
+	if o.dashboardOn() {
 		fmt.Fprintf(cmd.ErrOrStderr(), "olmsync: the dashboard is at http://%s/ (actions need a token: kubectl --kubeconfig %s create token <service account>)\n",
 			o.dashboardAddr, filepath.Join(o.localDir, "kubeconfig"))
 	}
