@@ -1,9 +1,9 @@
 package main
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -48,19 +48,14 @@ type checkFlags struct {
 	limitFlags
 	base        string
 	failOn      string
-	output      string
+	outputs     []string
 	format      string // --format, the deprecated spelling of --output
 	outputFile  string
 	pathPrefix  string
 	groupBy     string
 	policies    []string
 	listObjects bool
-	// the OLM preview
-	catalogs      []string
-	clusterStates []string
-	kubeconfig    string
-	contexts      []string
-	globalCatalog string
+	preview     preview.Inputs
 	// what kustomize may do beyond reading the repository
 	allowRemoteBases       bool
 	renderCache            string
@@ -86,6 +81,7 @@ Exit codes: 0 no error that counts, 1 violations, 2 bad usage or input that coul
 read, rendered or evaluated (the report still lists everything else that was checked).`,
 		Example: `  olmsync check examples/gitops
   olmsync check --base origin/main --fail-on new -o github
+  olmsync check --base origin/main -o github -o sarif=olmsync.sarif -o markdown=olmsync.md
   olmsync check https://github.com/org/apps --ref v1.2.0 -o sarif --output-file olmsync.sarif`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -96,18 +92,18 @@ read, rendered or evaluated (the report still lists everything else that was che
 	fl := cmd.Flags()
 	fl.StringVar(&f.base, "base", "", "also check this revision (a pull request's base) and mark each violation new or pre-existing; list the OLM changes")
 	fl.StringVar(&f.failOn, "fail-on", string(report.FailOnAll), "which errors fail the check: all, or only those new against --base (without --base every violation is new)")
-	fl.StringVarP(&f.output, "output", "o", string(report.FormatText), "report format: text, json, sarif, junit, github or markdown")
+	fl.StringArrayVarP(&f.outputs, "output", "o", []string{string(report.FormatText)}, "a report to write, FORMAT to standard output or FORMAT=FILE, FORMAT one of text, json, sarif, junit, github, markdown; may be repeated: every report comes from the same run (-o github -o sarif=olmsync.sarif -o markdown=olmsync.md)")
 	fl.StringVar(&f.format, "format", "", "the report format (deprecated: use -o/--output, as every other command does)")
 	_ = fl.MarkDeprecated("format", "use -o/--output for the format and --output-file for the file")
-	fl.StringVar(&f.outputFile, "output-file", "", "write the report to this file instead of standard output")
+	fl.StringVar(&f.outputFile, "output-file", "", "write the report of the one -o without a file to this file instead of standard output")
 	fl.StringVar(&f.pathPrefix, "path-prefix", "", "put this folder in front of every path in SARIF, GitHub annotations and Markdown links (default: the checked folder's path inside its git repository, so a GitOps folder of a monorepo annotates the right files)")
 	fl.StringVar(&f.groupBy, "group-by", "", "group text violations and JUnit suites by file, app or rule")
 	fl.StringArrayVar(&f.policies, "policy", nil, "a folder of your own Rego rules (deny/warn); may be repeated")
-	fl.StringArrayVar(&f.catalogs, "catalog", nil, "preview what OLM does with each Subscription, resolving against this catalog: NAME[/NAMESPACE]=SRC, SRC a folder, a path in the repository or an image reference (NAMESPACE: the marketplace namespace); may be repeated")
-	fl.StringArrayVar(&f.clusterStates, "cluster-state", nil, "a folder of YAML objects (Namespaces, OperatorGroups, CSVs, Subscriptions, CatalogSources) the OLM preview takes as what the cluster has, [CLUSTER=]DIR; without it the cluster is empty; may be repeated")
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "read the cluster state for the OLM preview from a live cluster, read-only (list calls only): this kubeconfig's current context, or the contexts --context names; default with --context: $KUBECONFIG, else ~/.kube/config")
-	fl.StringArrayVar(&f.contexts, "context", nil, "the kubeconfig context whose cluster the OLM preview reads (read-only), [CLUSTER=]CONTEXT; for one cluster of the repository, or every cluster without CLUSTER=; may be repeated")
-	fl.StringVar(&f.globalCatalog, "global-catalog-namespace", "", "the namespace whose CatalogSources every namespace sees, for the OLM preview and the placement rules alike (as olmsync run's flag; default: what the cluster read with --kubeconfig/--context runs with, else olmsync.yaml's policy.marketplaceNamespace, else "+policy.DefaultMarketplaceNamespace+")")
+	fl.StringArrayVar(&f.preview.Catalogs, "catalog", nil, "preview what OLM does with each Subscription, resolving against this catalog: NAME[/NAMESPACE]=SRC, SRC a folder, a path in the repository or an image reference (NAMESPACE: the marketplace namespace); may be repeated")
+	fl.StringArrayVar(&f.preview.ClusterStates, "cluster-state", nil, "a folder of YAML objects (Namespaces, OperatorGroups, CSVs, Subscriptions, CatalogSources) the OLM preview takes as what the cluster has, [CLUSTER=]DIR; without it the cluster is empty; may be repeated")
+	fl.StringVar(&f.preview.Kubeconfig, "kubeconfig", "", "read the cluster state for the OLM preview from a live cluster, read-only (list calls only): this kubeconfig's current context, or the contexts --context names; default with --context: $KUBECONFIG, else ~/.kube/config")
+	fl.StringArrayVar(&f.preview.Contexts, "context", nil, "the kubeconfig context whose cluster the OLM preview reads (read-only), [CLUSTER=]CONTEXT; for one cluster of the repository, or every cluster without CLUSTER=; may be repeated")
+	fl.StringVar(&f.preview.GlobalCatalogNamespace, "global-catalog-namespace", "", "the namespace whose CatalogSources every namespace sees, for the OLM preview and the placement rules alike (as olmsync run's flag; default: what the cluster read with --kubeconfig/--context runs with, else olmsync.yaml's policy.marketplaceNamespace, else "+policy.DefaultMarketplaceNamespace+")")
 	fl.BoolVar(&f.listObjects, "list-objects", false, "list every checked object in the report (JUnit always lists them)")
 	fl.BoolVar(&f.allowRemoteBases, "allow-remote-bases", false, "let kustomizations use remote bases and files (network access)")
 	fl.StringVar(&f.renderCache, "render-cache", "", "keep each app's build in this folder, keyed by the digest of its inputs and olmsync's version, so the next run (a CI cache) builds only the apps whose inputs changed; the folder must be as trusted as the repository")
@@ -133,7 +129,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	format, err := f.reportFormat()
+	outputs, err := f.reportOutputs(cmd)
 	if err != nil {
 		return err
 	}
@@ -151,12 +147,9 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) (err error) {
 	opts.Render.EnableContainerPlugins = f.enableContainerPlugins
 	opts.Render.EnableHelm = f.enableHelm
 	opts.Render.HelmCommand = f.helmCommand
-	// What the builds of one render may read, aliases expanded: a base and a head are
-	// held at once, so each gets half.
+	// What the builds of one render may read, aliases expanded (check.Change halves it for
+	// a base and a head).
 	opts.Render.NodeBudget, opts.Render.NodeBudgetFrom = render.NodeBudgetFor(ceiling.Bytes), "the memory ceiling of "+ceiling.String()
-	if f.base != "" {
-		opts.Render.NodeBudget /= 2
-	}
 	if f.renderCache != "" {
 		c, err := render.NewDiskCache(f.renderCache, buildIdentity())
 		if err != nil {
@@ -168,39 +161,26 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) (err error) {
 		opts.Policies = append(opts.Policies, policy.Dir(dir))
 	}
 
-	previewOpts, err := f.previewOptions(cmd.Context())
+	previewOpts, err := f.preview.Load(cmd.Context())
 	if err != nil {
 		return err
 	}
-	opts.GlobalCatalogNamespaces = f.globalCatalogNamespaces(previewOpts.ClusterStates)
+	opts.GlobalCatalogNamespaces = f.preview.GlobalCatalogNamespaces(previewOpts)
 
-	src := f.source(args)
-	// The base is checked first: the preview of the head takes what the base installs as
-	// what the cluster runs, so that it can say what the change does.
-	var base *check.Result
-	if f.base != "" {
-		// Most apps are the same at the base and the head: each is built once.
-		if opts.Render.Cache == nil {
-			opts.Render.Cache = render.NewCache()
+	head, base, err := check.Change(cmd.Context(), f.source(args), f.base, opts, func(base *check.Result) []check.Stage {
+		o := previewOpts
+		if base != nil {
+			o.Base = preview.SectionOf(base)
 		}
-		opts.PolicyCache = policy.NewFindingsCache()
-		opts.PolicyCompiled = policy.NewCompileCache()
-		baseOpts := opts
-		baseOpts.Stages = []check.Stage{preview.New(previewOpts)}
-		if base, err = checkRevision(cmd, src.At(f.base), baseOpts); err != nil {
-			return fmt.Errorf("base revision: %w", err)
-		}
-		previewOpts.Base = previewSection(base)
-	}
-	opts.Stages = []check.Stage{preview.New(previewOpts)}
-	head, err := checkRevision(cmd, src, opts)
+		return []check.Stage{preview.New(o)}
+	})
 	if err != nil {
 		return err
 	}
 	rep, err := check.Report(head, base, check.ReportOptions{
 		Tool:        report.Tool{Name: "olmsync", Version: currentBuildInfo().Version},
 		FailOn:      failOn,
-		ListObjects: f.listObjects || format == report.FormatJUnit,
+		ListObjects: f.listObjects || report.HasFormat(outputs, report.FormatJUnit),
 	})
 	if err != nil {
 		return err
@@ -209,7 +189,7 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) (err error) {
 	if !cmd.Flags().Changed("path-prefix") && head.Tree != nil {
 		prefix = head.Tree.RepoPath
 	}
-	if err := writeReport(cmd, f.outputFile, rep, format, report.Options{GroupBy: groupBy, PathPrefix: prefix}); err != nil {
+	if err := writeReports(cmd, outputs, rep, f.listObjects, report.Options{GroupBy: groupBy, PathPrefix: prefix}); err != nil {
 		return err
 	}
 	switch report.ExitCode(rep, failOn) {
@@ -226,161 +206,48 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) (err error) {
 	return nil
 }
 
-// reportFormat reads -o/--output (or the deprecated --format). A value that reads like a
-// file name is what -o meant before it named the format: the error says so.
-func (f *checkFlags) reportFormat() (report.Format, error) {
-	name := f.output
+// reportOutputs reads -o/--output (or the deprecated --format) and --output-file.
+func (f *checkFlags) reportOutputs(cmd *cobra.Command) ([]report.Output, error) {
+	values := f.outputs
 	if f.format != "" {
-		if f.output != string(report.FormatText) && f.output != f.format {
-			return "", fmt.Errorf("--format %s and -o %s disagree; give only -o", f.format, f.output)
+		if cmd.Flags().Changed("output") && (len(f.outputs) != 1 || f.outputs[0] != f.format) {
+			return nil, fmt.Errorf("--format %s and -o %s disagree; give only -o", f.format, strings.Join(f.outputs, " -o "))
 		}
-		name = f.format
+		values = []string{f.format}
 	}
-	format, err := report.ParseFormat(name)
-	if err != nil && strings.ContainsAny(name, "./") {
-		return "", fmt.Errorf("%w (-o is the format, as in kubectl and conftest; write the report to a file with --output-file %s)", err, name)
-	}
-	return format, err
+	return report.ParseOutputs(values, f.outputFile)
 }
 
-// previewOptions turns the preview's flags into its options. The live clusters
-// (--kubeconfig, --context) are read here, once: the base and the head of a pull request
-// are previewed against the same state.
-func (f *checkFlags) previewOptions(ctx context.Context) (preview.Options, error) {
-	var opts preview.Options
-	for _, c := range f.catalogs {
-		spec, err := preview.ParseCatalogFlag(c)
-		if err != nil {
-			return opts, err
-		}
-		opts.Catalogs = append(opts.Catalogs, spec)
-	}
-	// Every cluster has one state at most; this is checked before a live cluster is read.
-	given := map[string]bool{}
-	claim := func(flag, value, cluster string) error {
-		if !given[cluster] {
-			given[cluster] = true
-			return nil
-		}
-		if cluster == "" {
-			return fmt.Errorf("%s %s: a second state for every cluster; give one of --cluster-state DIR and --kubeconfig/--context without CLUSTER=", flag, value)
-		}
-		return fmt.Errorf("%s %s: a second state for cluster %q", flag, value, cluster)
-	}
-	live := f.liveClusters()
-	for _, cs := range f.clusterStates {
-		cluster, _ := splitCluster(cs)
-		if err := claim("--cluster-state", cs, cluster); err != nil {
-			return opts, err
-		}
-	}
-	for _, l := range live {
-		if err := claim(l.flag, l.value, l.cluster); err != nil {
-			return opts, err
-		}
-	}
-	if len(given) > 0 {
-		opts.ClusterStates = map[string]*preview.ClusterState{}
-	}
-	for _, cs := range f.clusterStates {
-		cluster, dir := splitCluster(cs)
-		state, err := preview.LoadClusterState(dir)
-		if err != nil {
-			return opts, fmt.Errorf("--cluster-state: %w", err)
-		}
-		opts.ClusterStates[cluster] = state
-	}
-	for _, l := range live {
-		state, err := readLive(ctx, l.kubeconfig)
-		if err != nil {
-			return opts, fmt.Errorf("%s: %w", l.flag, err)
-		}
-		opts.ClusterStates[l.cluster] = state
-	}
-	return opts, nil
-}
-
-// globalCatalogNamespaces are the clusters' global catalog namespaces: the flag's for
-// every cluster, else what each live cluster runs with; a cluster with neither takes
-// olmsync.yaml's.
-func (f *checkFlags) globalCatalogNamespaces(states map[string]*preview.ClusterState) map[string]string {
-	if f.globalCatalog != "" {
-		return map[string]string{"": f.globalCatalog}
-	}
-	out := map[string]string{}
-	for cluster, st := range states {
-		if st.GlobalCatalogNamespace != "" {
-			out[cluster] = st.GlobalCatalogNamespace
-		}
-	}
-	return out
-}
-
-// liveCluster is a cluster of the repository whose state is read from a live cluster.
-type liveCluster struct {
-	cluster     string
-	kubeconfig  preview.Kubeconfig
-	flag, value string // for errors
-}
-
-// liveClusters are the clusters --context names, each read through --kubeconfig (or the
-// default kubeconfig files); without --context, --kubeconfig's current context is the
-// state of every cluster.
-func (f *checkFlags) liveClusters() []liveCluster {
-	if len(f.contexts) == 0 {
-		if f.kubeconfig == "" {
-			return nil
-		}
-		return []liveCluster{{kubeconfig: preview.Kubeconfig{Path: f.kubeconfig}, flag: "--kubeconfig", value: f.kubeconfig}}
-	}
-	out := make([]liveCluster, 0, len(f.contexts))
-	for _, c := range f.contexts {
-		cluster, name := splitCluster(c)
-		out = append(out, liveCluster{cluster: cluster, kubeconfig: preview.Kubeconfig{Path: f.kubeconfig, Context: name}, flag: "--context", value: c})
-	}
-	return out
-}
-
-// splitCluster splits a [CLUSTER=]VALUE flag.
-func splitCluster(s string) (cluster, value string) {
-	if name, rest, ok := strings.Cut(s, "="); ok {
-		return name, rest
-	}
-	return "", s
-}
-
-// previewSection is the OLM preview of a checked revision, or nil.
-func previewSection(res *check.Result) *preview.Section {
-	for _, s := range res.Sections {
-		if p, ok := s.(*preview.Section); ok {
-			return p
-		}
-	}
-	return nil
-}
-
-// checkRevision opens one revision and checks it.
-func checkRevision(cmd *cobra.Command, src check.Source, opts check.Options) (*check.Result, error) {
-	tree, err := src.Open(cmd.Context())
-	if err != nil {
-		return nil, err
-	}
-	return check.Run(cmd.Context(), tree, opts)
-}
-
-func writeReport(cmd *cobra.Command, output string, rep *report.Report, format report.Format, opts report.Options) error {
+// writeReports writes the report in every output. The objects are listed in each only when
+// asked for (--list-objects) or for JUnit, which makes a test case of each. An output that
+// cannot be written does not keep the others from being written.
+func writeReports(cmd *cobra.Command, outputs []report.Output, rep *report.Report, listObjects bool, opts report.Options) error {
 	opts.SourceURL = githubSourceURL(rep)
-	if output == "" {
+	var errs []error
+	for _, o := range outputs {
+		r := rep
+		if !listObjects && o.Format != report.FormatJUnit {
+			r = report.WithoutObjects(rep)
+		}
+		if err := writeReport(cmd, o, r, opts); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func writeReport(cmd *cobra.Command, o report.Output, rep *report.Report, opts report.Options) error {
+	if o.Path == "" {
 		opts.Color = colorful(cmd.OutOrStdout())
-		return report.Write(cmd.OutOrStdout(), rep, format, opts)
+		return report.Write(cmd.OutOrStdout(), rep, o.Format, opts)
 	}
-	file, err := os.Create(output)
+	file, err := os.Create(o.Path)
 	if err != nil {
-		return fmt.Errorf("write the report: %w", err)
+		return fmt.Errorf("write the %s report: %w", o.Format, err)
 	}
-	err = report.Write(file, rep, format, opts)
+	err = report.Write(file, rep, o.Format, opts)
 	if cerr := file.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("write the report: %w", cerr)
+		err = fmt.Errorf("write the %s report: %w", o.Format, cerr)
 	}
 	return err
 }

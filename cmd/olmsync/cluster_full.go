@@ -2,11 +2,7 @@
 
 package main
 
-import (
-	"github.com/spf13/cobra"
-
-	"github.com/olmsync/olmsync/check/preview"
-)
+import "github.com/spf13/cobra"
 
 // lightBuild is false: this is the full build, which talks to clusters itself.
 const lightBuild = false
@@ -15,9 +11,6 @@ const lightBuild = false
 func clusterCommands() []*cobra.Command {
 	return append([]*cobra.Command{markGraceful(newRunCommand()), newInstallCommand()}, newSyncCommands()...)
 }
-
-// readLive reads a live cluster's state for the preview of `check --kubeconfig`.
-var readLive = preview.ReadKubeconfig
 
 // handOff and handOffCompletion are for the light build: the full build runs every
 // command itself.

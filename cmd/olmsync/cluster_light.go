@@ -10,8 +10,6 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-
-	"github.com/olmsync/olmsync/check/preview"
 )
 
 // lightBuild is true: this build (olmsync) hands what talks to a cluster to the full one.
@@ -36,9 +34,6 @@ func clusterCommands() []*cobra.Command {
 	}
 	return out
 }
-
-// readLive is the full build's; a check that asks for it is handed over first (handOff).
-var readLive = preview.ReadKubeconfig
 
 // handOff runs the command in the full build when it reads a live cluster: `check
 // --kubeconfig` or `--context` (this build links no Kubernetes client).

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/olmsync/olmsync/check/preview"
 	"github.com/olmsync/olmsync/internal/gittest"
 	"github.com/olmsync/olmsync/internal/testenv"
 )
@@ -56,9 +57,18 @@ func TestDocsCommands(t *testing.T) {
 			if i := indexOf(args, "--kubeconfig"); i >= 0 && i+1 < len(args) {
 				args[i+1] = docsKubeconfig(t, args)
 			}
-			if i := indexOf(args, "--output-file"); i >= 0 && i+1 < len(args) {
-				if err := os.MkdirAll(filepath.Dir(args[i+1]), 0o755); err != nil {
-					t.Fatal(err)
+			// The report files' folders exist, as the snippets make them (mkdir -p).
+			for i, a := range args {
+				file := ""
+				if a == "--output-file" && i+1 < len(args) {
+					file = args[i+1]
+				} else if (a == "-o" || a == "--output") && i+1 < len(args) {
+					_, file, _ = strings.Cut(args[i+1], "=")
+				}
+				if file != "" {
+					if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 			commands++
@@ -87,7 +97,7 @@ func docsKubeconfig(t *testing.T, args []string) string {
 	}
 	for i, a := range args {
 		if a == "--context" && i+1 < len(args) {
-			_, name := splitCluster(args[i+1])
+			_, name := preview.SplitCluster(args[i+1])
 			cfg.Contexts[name] = cfg.Contexts[cfg.CurrentContext]
 		}
 	}
