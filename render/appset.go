@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -97,7 +98,7 @@ func applicationSetApps(r *repo, s *repoScan, d entryDoc, id RepositoryIdentity,
 		ps, err := e.generate(&e.set.Spec.Generators[i], nil)
 		if err != nil {
 			var ne *errNotExpanded
-			if asNotExpanded(err, &ne) {
+			if errors.As(err, &ne) {
 				report(ReasonUnsupportedSource, "generators[%d] is not expanded: %s; the kustomization roots it deploys are checked as library roots (list them in %s with their clusters to check them as apps)", i, ne.what, ConfigFileName)
 			} else {
 				report(ReasonInvalidApplication, "generators[%d]: %v", i, err)
@@ -137,14 +138,6 @@ func applicationSetApps(r *repo, s *repoScan, d entryDoc, id RepositoryIdentity,
 		}
 	}
 	return apps, foreign
-}
-
-func asNotExpanded(err error, target **errNotExpanded) bool {
-	ne, ok := err.(*errNotExpanded)
-	if ok {
-		*target = ne
-	}
-	return ok
 }
 
 // generate yields the parameter sets of one generator. parent, inside a matrix, are the

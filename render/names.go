@@ -6,7 +6,7 @@ import (
 	"unicode"
 
 	"golang.org/x/text/unicode/runenames"
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -48,7 +48,7 @@ func nameProblem(o *Object) string {
 	case o.Group() == "" && o.Kind() == "Service":
 		errs = validation.IsDNS1035Label(name)
 	case o.Group() == "rbac.authorization.k8s.io":
-		errs = path.ValidatePathSegmentName(name, false)
+		errs = content.IsPathSegmentName(name)
 	default:
 		errs = validation.IsDNS1123Subdomain(name)
 	}

@@ -4,9 +4,6 @@ package main
 
 import "github.com/spf13/cobra"
 
-// lightBuild is false: this is the full build, which talks to clusters itself.
-const lightBuild = false
-
 // clusterCommands are the commands of clusterVerbs, as this build runs them.
 func clusterCommands() []*cobra.Command {
 	return append([]*cobra.Command{markGraceful(newRunCommand()), newInstallCommand()}, newSyncCommands()...)

@@ -12,9 +12,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// lightBuild is true: this build (olmsync) hands what talks to a cluster to the full one.
-const lightBuild = true
-
 // FullBuildEnv names the full build's executable; by default, olmsync-cluster beside this
 // one, else on the PATH.
 const FullBuildEnv = "OLMSYNC_CLUSTER_BIN"

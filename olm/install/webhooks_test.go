@@ -263,13 +263,13 @@ func TestRemovedWebhooks(t *testing.T) {
 // code (pkg/controller/install/certresources.go).
 func TestCertNamesAndSettings(t *testing.T) {
 	for got, want := range map[string]string{
-		ServiceName("d"):                      "d-service",
-		SecretName("d-service"):               "d-service-cert",
-		AuthDelegatorBindingName("d-service"): "d-service-system:auth-delegator",
-		AuthReaderBindingName("d-service"):    "d-service-auth-reader",
-		CAPEMKey:                              "olmCAKey",
-		CAHashAnnotation:                      "olmcahash",
-		CertOrganization:                      "Red Hat, Inc.",
+		ServiceName("d"):                                 "d-service",
+		SecretName("d-service"):                          "d-service-cert",
+		AuthDelegatorBindingName("d-service"):            "d-service-system:auth-delegator",
+		AuthReaderBindingName("d-service"):               "d-service-auth-reader",
+		CAPEMKey:                                         "olmCAKey",
+		CAHashAnnotation:                                 "olmcahash",
+		CertOrganization:                                 "Red Hat, Inc.",
 		strings.Join(HostnamesForService("s", "n"), " "): "s.n s.n.svc s.n.svc.cluster.local",
 	} {
 		if got != want {
