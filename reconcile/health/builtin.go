@@ -3,13 +3,14 @@ package health
 import (
 	"fmt"
 
+	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 )
 
-// kstatusHealth is the health of a kind that is not OLM's: kstatus (sigs.k8s.io/cli-utils,
-// the rules Flux and Argo CD's kstatus support share) decides, and Argo CD's few rules that
+// kstatusHealth is the health of a kind that is not OLM's: kstatus (Flux's fork of
+// sigs.k8s.io/cli-utils, the one reconcile/apply polls with; the rules Flux and Argo CD's
+// kstatus support share) decides, and Argo CD's few rules that
 // kstatus has no word for come on top (argoRules).
 func kstatusHealth(obj *unstructured.Unstructured) Result {
 	if r, ok := argoRules(obj); ok {
