@@ -9,5 +9,6 @@
 // stop the check of the rest: an app that does not render, a broken olmsync.yaml, a user
 // rule with a Rego error each become a Problem naming the file (the check is then
 // incomplete, exit code 2), and everything else is still checked. Source opens what the
-// CLI names: a folder, a committed revision of it, or a remote repository.
+// CLI names: a folder, a committed revision of it, or a remote repository; Change checks a
+// pull request, its base then its head, sharing the caches between them.
 package check

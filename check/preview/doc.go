@@ -11,5 +11,6 @@
 // cluster as a snapshot (`--cluster-state`), read from a live cluster with list calls only
 // (`--kubeconfig`, through a connection that refuses anything but reads) or empty, with
 // the objects in Git laid over it, and — for a pull request — the base revision's outcome taken as what the cluster
-// runs, so that the preview can say what the change does.
+// runs, so that the preview can say what the change does. Inputs are those views as a
+// command line names them, and Load reads them once for both revisions.
 package preview
