@@ -26,10 +26,6 @@ type Inputs struct {
 	GlobalCatalogNamespace string
 }
 
-// ReadsLiveCluster says whether Load reads a live cluster (Kubeconfig or Contexts), which
-// the light build of olmsync cannot do (ErrNoClusterAccess).
-func (in Inputs) ReadsLiveCluster() bool { return in.Kubeconfig != "" || len(in.Contexts) > 0 }
-
 // Load parses the catalogs, loads the cluster states and reads the live clusters, once:
 // the base and the head of a pull request are previewed against the same state. A cluster
 // gets one state at most, which is checked before a live cluster is read. Errors name the
