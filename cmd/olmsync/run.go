@@ -19,7 +19,6 @@ import (
 
 	"github.com/olmsync/olmsync/check"
 	"github.com/olmsync/olmsync/internal/kube"
-	"github.com/olmsync/olmsync/internal/memguard"
 	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/reconcile"
@@ -27,7 +26,6 @@ import (
 	"github.com/olmsync/olmsync/reconcile/olm"
 	"github.com/olmsync/olmsync/reconcile/olm/installplan"
 	"github.com/olmsync/olmsync/reconcile/receiver"
-	"github.com/olmsync/olmsync/render"
 	"github.com/olmsync/olmsync/sources"
 )
 
@@ -364,20 +362,14 @@ func gitCacheDir(flag string) string {
 }
 
 // buildChecks are the options of every Sync's build: the policy deadline, the global
-// catalog namespace, and what bounds one repository's cost to the process — a share of the
-// memory ceiling's YAML budget for each concurrent build, users' rules in a sandbox — so
-// that one Sync's repository fails that Sync (BuildFailed) and not every Sync of the
-// process.
+// catalog namespace, and what bounds one repository's cost to the process
+// (gitsync.BoundedChecks: a share of the memory ceiling's YAML budget for each concurrent
+// build, users' rules in a sandbox).
 func (o *runOptions) buildChecks(cmd *cobra.Command) (check.Options, error) {
 	limit, err := parseMemoryLimit(o.limits.memoryLimit)
 	if err != nil {
 		return check.Options{}, err
 	}
-	ceiling := memguard.Effective(limit, "--memory-limit "+memguard.Bytes(limit))
-	workers := max(o.concurrent, 1)
-	opts := check.Options{PolicyTimeout: o.limits.policyTimeout, GlobalCatalogNamespaces: o.catalogNamespaceForChecks(cmd),
-		PolicySandbox: &policy.Sandbox{}}
-	opts.Render.NodeBudget = render.NodeBudgetFor(ceiling.Bytes) / int64(workers)
-	opts.Render.NodeBudgetFrom = fmt.Sprintf("a %d-th share (--concurrent %d) of the memory ceiling of %s", workers, workers, ceiling)
-	return opts, nil
+	return gitsync.BoundedChecks(check.Options{PolicyTimeout: o.limits.policyTimeout, GlobalCatalogNamespaces: o.catalogNamespaceForChecks(cmd)},
+		limit, o.concurrent), nil
 }

@@ -42,6 +42,9 @@ const Finalizer = "olmsync.dev/finalizer"
 const (
 	DefaultRetryInterval      = 30 * time.Second
 	DefaultHealthPollInterval = 5 * time.Second
+	// DefaultMaxConcurrentReconciles is how many Syncs are reconciled at once unless
+	// Options say otherwise (4, as Flux's controllers).
+	DefaultMaxConcurrentReconciles = 4
 )
 
 // Options configure the Sync reconciler.
@@ -69,7 +72,8 @@ type Options struct {
 	HealthPollInterval time.Duration
 	// CRDTimeout bounds the wait for applied CRDs to be established (apply's default when 0).
 	CRDTimeout time.Duration
-	// MaxConcurrentReconciles is how many Syncs are reconciled at once (4 when 0, as Flux).
+	// MaxConcurrentReconciles is how many Syncs are reconciled at once
+	// (DefaultMaxConcurrentReconciles when 0).
 	MaxConcurrentReconciles int
 	// Selector, when set, is the label selector of this shard's Syncs (olmsync run
 	// --watch-label-selector): the manager's cache holds only those, and a Sync read that no

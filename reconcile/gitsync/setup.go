@@ -38,7 +38,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options, rec *metrics.Recorder) (*R
 	}
 	workers := opts.MaxConcurrentReconciles
 	if workers <= 0 {
-		workers = 4
+		workers = DefaultMaxConcurrentReconciles
 	}
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
