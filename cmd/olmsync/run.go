@@ -57,6 +57,7 @@ type runOptions struct {
 	allowLocalSources bool
 	strictSubstitute  bool
 	concurrent        int
+	concurrentFetches int
 	olmConcurrent     int
 	limits            limitFlags
 	jitter            jitter.IntervalOptions
@@ -123,6 +124,7 @@ branch; local sources are then allowed).`,
 	f.BoolVar(&o.allowLocalSources, "allow-local-sources", false, "let Syncs use file:// URLs, which read olmsync's own filesystem")
 	f.BoolVar(&o.strictSubstitute, "strict-substitute", false, "fail a Sync's build when spec.postBuild leaves a ${var} with no value and no default (Flux's StrictPostBuildSubstitutions)")
 	f.IntVar(&o.concurrent, "concurrent", 4, "how many Syncs are reconciled at once")
+	f.IntVar(&o.concurrentFetches, "concurrent-fetches", gitsync.DefaultMaxConcurrentFetches, "how many Syncs' repositories are fetched at once, apart from the reconciles: a quarter of them at most per git server, and for Syncs whose last fetch ran out spec.source.timeout")
 	f.IntVar(&o.olmConcurrent, "olm-concurrent", olm.DefaultMaxConcurrentReconciles, "how many objects each controller of the embedded OLM (CSVs, InstallPlans, OperatorGroups; Subscriptions a namespace at a time) reconciles at once")
 	o.limits.registerTimeout(f)
 	f.StringVar(&o.limits.memoryLimit, "memory-limit", defaultMemoryLimit,
@@ -150,6 +152,9 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	}
 	if err := validTimings(o.leaseTimings); err != nil {
 		return err
+	}
+	if o.concurrentFetches < 1 {
+		return fmt.Errorf("--concurrent-fetches=%d: want 1 or more", o.concurrentFetches)
 	}
 	if o.olmConcurrent < 1 {
 		return fmt.Errorf("--olm-concurrent=%d: want 1 or more", o.olmConcurrent)
@@ -241,6 +246,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 			AllowLocalSources:       o.allowLocalSources,
 			StrictSubstitute:        o.strictSubstitute,
 			MaxConcurrentReconciles: o.concurrent,
+			MaxConcurrentFetches:    o.concurrentFetches,
 			Check:                   buildChecks,
 		},
 	})

@@ -75,6 +75,10 @@ type Options struct {
 	// MaxConcurrentReconciles is how many Syncs are reconciled at once
 	// (DefaultMaxConcurrentReconciles when 0).
 	MaxConcurrentReconciles int
+	// MaxConcurrentFetches is how many fetches run at once, off the reconcile workers
+	// (DefaultMaxConcurrentFetches when 0); a quarter of them at most for Syncs whose last
+	// fetch timed out.
+	MaxConcurrentFetches int
 	// Selector, when set, is the label selector of this shard's Syncs (olmsync run
 	// --watch-label-selector): the manager's cache holds only those, and a Sync read that no
 	// longer matches (relabelled into another shard) is left to that shard.
@@ -96,8 +100,9 @@ type Reconciler struct {
 	Metrics  *metrics.Recorder
 	Options  Options
 
-	memory memory
-	now    func() time.Time
+	memory  memory
+	fetches *fetches
+	now     func() time.Time
 	// afterApply, set by tests only, runs right after an apply and before anything of it
 	// is written to the Sync's status: where a crash leaves applied objects that the
 	// status never recorded.
@@ -112,9 +117,12 @@ type pass struct {
 	client client.Client
 	// previous is the inventory before this reconcile.
 	previous *inventory.Inventory
-	// req is the fetch spec.source makes; tree what it read.
-	req  sources.FetchRequest
-	tree *sources.Tree
+	// req is the fetch spec.source makes; fetched its outcome, tree what it read.
+	req     sources.FetchRequest
+	fetched fetchOutcome
+	tree    *sources.Tree
+	// fetching: the fetch is under way; this reconcile ends and the next takes it.
+	fetching bool
 	// fetchErr is the fetch's error when tree is the last good revision from the cache.
 	fetchErr error
 	// last is what the reconciler remembers of the Sync's last apply; due says whether
@@ -140,14 +148,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	obj := &olmsyncv1alpha1.Sync{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.memory.forget(req.NamespacedName)
+			r.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !r.inShard(obj) {
 		// Relabelled into another shard: the cache saw it leave, and that shard's manager
 		// reconciles it from now on.
-		r.memory.forget(req.NamespacedName)
+		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	patcher := patch.NewSerialPatcher(obj, r.Client)
@@ -167,6 +175,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	var p *pass
 	defer func() {
+		if p != nil && p.fetching {
+			// Nothing of this pass is news: the reconcile that takes the fetch's
+			// outcome tells what came of it.
+			retErr = r.patch(ctx, obj, patcher, retErr)
+			return
+		}
 		obj.Status.ObservedGeneration = obj.Generation
 		obj.Status.LastHandledReconcileAt = requestedAt(obj)
 		r.recordHistory(obj, p, start, readyBefore)
@@ -175,6 +189,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		r.Metrics.RecordReconcile(obj, start)
 	}()
 	if obj.Spec.Suspend {
+		r.fetches.forget(req.NamespacedName)
 		conditions.MarkFalse(obj, olmsyncv1alpha1.ReadyCondition, olmsyncv1alpha1.SuspendedReason, "reconciliation is suspended")
 		conditions.Delete(obj, olmsyncv1alpha1.ReconcilingCondition)
 		return ctrl.Result{}, nil
@@ -187,9 +202,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	p = &pass{patcher: patcher, last: r.memory.get(req.NamespacedName)}
 	err := r.run(ctx, obj, p, []step{r.dependencies, r.fetch, r.build, r.apply, r.prune, r.checkHealth})
+	if errors.Is(err, errFetching) {
+		p.fetching = true
+		return ctrl.Result{}, nil // the fetch puts the Sync back on the queue when it is done
+	}
 	res, err := r.result(ctx, obj, p, err)
 	r.notify(ctx, obj, p)
 	return res, err
+}
+
+// forget drops what the reconciler keeps of a Sync that is gone or another shard's: its
+// last apply and its fetch.
+func (r *Reconciler) forget(k types.NamespacedName) {
+	r.memory.forget(k)
+	r.fetches.forget(k)
 }
 
 // inShard reports whether obj is one of this manager's Syncs (all without a selector).
