@@ -124,7 +124,7 @@ branch; local sources are then allowed).`,
 	f.BoolVar(&o.allowLocalSources, "allow-local-sources", false, "let Syncs use file:// URLs, which read olmsync's own filesystem")
 	f.BoolVar(&o.strictSubstitute, "strict-substitute", false, "fail a Sync's build when spec.postBuild leaves a ${var} with no value and no default (Flux's StrictPostBuildSubstitutions)")
 	f.IntVar(&o.concurrent, "concurrent", 4, "how many Syncs are reconciled at once")
-	f.IntVar(&o.concurrentFetches, "concurrent-fetches", gitsync.DefaultMaxConcurrentFetches, "how many Syncs' repositories are fetched at once, apart from the reconciles: a quarter of them at most per git server, and for Syncs whose last fetch ran out spec.source.timeout")
+	f.IntVar(&o.concurrentFetches, "concurrent-fetches", gitsync.DefaultMaxConcurrentFetches, "fetch slots for Syncs' repositories, apart from the reconciles: a fetch holds one for 10s at most; at most a quarter as many fetches run per git server, and a slow lane of a quarter as many slots serves the Syncs whose last fetch took 10s or more")
 	f.IntVar(&o.olmConcurrent, "olm-concurrent", olm.DefaultMaxConcurrentReconciles, "how many objects each controller of the embedded OLM (CSVs, InstallPlans, OperatorGroups; Subscriptions a namespace at a time) reconciles at once")
 	o.limits.registerTimeout(f)
 	f.StringVar(&o.limits.memoryLimit, "memory-limit", defaultMemoryLimit,

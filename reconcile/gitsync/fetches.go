@@ -15,36 +15,45 @@ import (
 
 // Defaults of Options.
 const (
-	// DefaultMaxConcurrentFetches is how many fetches run at once unless Options say
+	// DefaultMaxConcurrentFetches is how many fetches may start at once unless Options say
 	// otherwise. A fetch mostly waits on the network; what it holds is a connection, and
 	// the tree it read until its reconcile takes it.
 	DefaultMaxConcurrentFetches = 16
 )
 
+// slowFetch is how long a fetch may hold a slot: one that runs longer (a server that
+// accepts and never answers, a first clone of a large repository) gives it up and goes on,
+// and its Sync's next fetch waits for the slow lane.
+const slowFetch = 10 * time.Second
+
 // fetches runs the Syncs' fetches off the reconcile workers, so that a git server that
-// accepts connections and never answers holds a fetch slot for its timeout, and never a
-// worker: the other Syncs' reconciles go on. A reconcile that finds no outcome of its
-// fetch starts one and ends; the fetch, once done, puts the Sync back on the controller's
-// queue, and that reconcile takes the outcome and goes on with it (two passes where there
-// was one, the second as soon as a worker is free). As Flux's source-controller fetches
-// for its kustomize-controller, with a pool of its own.
+// accepts connections and never answers holds no worker: the other Syncs' reconciles go
+// on. A reconcile that finds no outcome of its fetch starts one and ends; the fetch, once
+// done, puts the Sync back on the controller's queue, and that reconcile takes the outcome
+// and goes on with it (two passes where there was one, the second as soon as a worker is
+// free). As Flux's source-controller fetches for its kustomize-controller, with a pool of
+// its own.
 //
-// What bounds them:
+// What bounds them, so that hanging servers cost the others' fetches nothing, or at worst
+// slowFetch once:
 //   - one fetch at a time per Sync, and per repository (sources locks a repository's cache
 //     for a fetch, so fetches of one URL wait for each other): they wait for the repository
-//     before they take a slot;
-//   - at most cap(slots) fetches at once, and a quarter of them per server (host and port):
-//     Syncs of one server that hangs, however many, hold a quarter of the slots from their
-//     first fetch;
-//   - a Sync whose last fetch ran out its timeout (a server that accepts and never answers,
-//     or is that slow) takes a slot of the suspect lane, a quarter of the slots, first: once
-//     each has timed out once, stalled servers, however many, hold a quarter of the slots,
-//     and the others' fetches find one at once.
+//     before anything else;
+//   - a quarter of the slots per server (host and port), held for the whole fetch: Syncs
+//     of one server that hangs, however many, never hold more;
+//   - cap(slots) fetches start at once, and each gives its slot up after slowFetch: a slot
+//     is never held longer, whatever spec.source.timeout says, so a fetch waits for one at
+//     most slowFetch, even when new Syncs of many hanging servers all start together;
+//   - a Sync whose last fetch took slowFetch or more, or ran out its timeout, fetches in the
+//     slow lane (a quarter as many slots, held for the whole fetch), so that hanging servers
+//     are not tried in the others' slots again.
 type fetches struct {
-	slots   chan struct{}
-	suspect chan struct{}
-	// perServer is how many slots the fetches of one server may hold.
+	slots    chan struct{}
+	slowLane chan struct{}
+	// perServer is how many fetches of one server may run at once.
 	perServer int
+	// slowAfter is slowFetch (shorter in a test).
+	slowAfter time.Duration
 
 	mu      sync.Mutex
 	jobs    map[types.NamespacedName]*fetchJob
@@ -91,6 +100,8 @@ type fetchOutcome struct {
 	relationErr error
 	// timedOut: the fetch ran out its timeout.
 	timedOut bool
+	// slow: the fetch took slowFetch or more, or ran out its timeout.
+	slow bool
 }
 
 // fetchFunc does a fetch's work once it has its repository and a slot; the context
@@ -104,8 +115,9 @@ func newFetches(maxConcurrent int) *fetches {
 	ctx, stop := context.WithCancel(context.Background())
 	return &fetches{
 		slots:     make(chan struct{}, maxConcurrent),
-		suspect:   make(chan struct{}, max(maxConcurrent/4, 1)),
+		slowLane:  make(chan struct{}, max(maxConcurrent/4, 1)),
 		perServer: max(maxConcurrent/4, 1),
+		slowAfter: slowFetch,
 		jobs:      map[types.NamespacedName]*fetchJob{},
 		slow:      map[types.NamespacedName]bool{},
 		repos:     map[string]*semaphore{},
@@ -156,26 +168,40 @@ func (f *fetches) take(k types.NamespacedName, want fetchWant, repo, server stri
 	ctx, cancel := context.WithCancel(f.ctx)
 	j := &fetchJob{want: want, cancel: cancel}
 	f.jobs[k] = j
-	suspect := f.slow[k]
+	slow := f.slow[k]
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
 		defer cancel()
-		out, ok := f.run(ctx, repo, server, suspect, run)
+		out, ok := f.run(ctx, repo, server, slow, run)
 		f.finish(k, j, out, ok)
 	}()
 	return fetchOutcome{}, false
 }
 
-// run waits for the repository and a slot, then does the fetch; false when the context
-// ended first.
-func (f *fetches) run(ctx context.Context, repo, server string, suspect bool, run fetchFunc) (fetchOutcome, bool) {
-	release, err := f.acquire(ctx, repo, server, suspect)
+// run waits for the repository, its server and a slot (of the slow lane for a slow
+// Sync), then does the fetch, giving a slot of the others up after slowAfter; false when
+// the context ended first.
+func (f *fetches) run(ctx context.Context, repo, server string, slow bool, run fetchFunc) (fetchOutcome, bool) {
+	lane := f.slots
+	if slow {
+		lane = f.slowLane
+	}
+	release, err := f.acquire(ctx, repo, server, lane)
 	if err != nil {
 		return fetchOutcome{}, false
 	}
 	defer release()
+	var giveUp sync.Once
+	leave := func() { giveUp.Do(func() { <-lane }) }
+	defer leave()
+	if !slow {
+		t := time.AfterFunc(f.slowAfter, leave)
+		defer t.Stop()
+	}
+	start := time.Now()
 	out := run(ctx)
+	out.slow = out.timedOut || time.Since(start) >= f.slowAfter
 	return out, ctx.Err() == nil
 }
 
@@ -210,10 +236,10 @@ func (f *fetches) unname(m map[string]*semaphore, name string) {
 	}
 }
 
-// acquire takes the repository, then a slot of its server, then (for a suspect Sync) a
-// slot of the suspect lane, then a slot: what is scarcer is waited for holding nothing
-// that another fetch needs.
-func (f *fetches) acquire(ctx context.Context, repo, server string, suspect bool) (func(), error) {
+// acquire takes the repository, then a slot of its server, then a slot of lane: what is
+// scarcer is waited for holding nothing that another fetch needs. The returned func gives
+// the repository and the server back; the lane's slot is the caller's to give back.
+func (f *fetches) acquire(ctx context.Context, repo, server string, lane chan struct{}) (func(), error) {
 	r := f.named(f.repos, repo, 1)
 	h := f.named(f.servers, server, f.perServer)
 	var held []chan struct{}
@@ -224,14 +250,12 @@ func (f *fetches) acquire(ctx context.Context, repo, server string, suspect bool
 		f.unname(f.repos, repo)
 		f.unname(f.servers, server)
 	}
-	sems := []chan struct{}{r.ch, h.ch, f.slots}
-	if suspect {
-		sems = []chan struct{}{r.ch, h.ch, f.suspect, f.slots}
-	}
-	for _, s := range sems {
+	for _, s := range []chan struct{}{r.ch, h.ch, lane} {
 		select {
 		case s <- struct{}{}:
-			held = append(held, s)
+			if s != lane {
+				held = append(held, s)
+			}
 		case <-ctx.Done():
 			release()
 			return nil, ctx.Err()
@@ -249,7 +273,7 @@ func (f *fetches) finish(k types.NamespacedName, j *fetchJob, out fetchOutcome, 
 		return
 	}
 	j.done, j.out = true, out
-	if out.timedOut {
+	if out.slow {
 		f.slow[k] = true
 	} else {
 		delete(f.slow, k)

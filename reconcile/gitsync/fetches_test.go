@@ -84,14 +84,14 @@ func appliedWithin(t *testing.T, env *testenv.Env, s *olmsyncv1alpha1.Sync, comm
 
 // TestStalledServersDoNotHoldBackOthers (issue 30): git servers that accept connections
 // and never answer held a reconcile worker each for the whole fetch timeout, so that with
-// six of them another Sync's commit waited about 60 s. Fetches now run off the workers,
-// a quarter of the fetch slots at most per server and for Syncs whose fetch timed out.
+// six of them another Sync's commit waited about 60 s. Fetches now run off the workers, a
+// quarter of the fetch slots at most per server, each slot given up after 10 s.
 //
 // Eight Syncs of one hanging server, with a fetch timeout of 10 minutes, are fetching (the
 // server holds their connections); a healthy Sync of another server applies a new commit
-// within a minute. Then twenty Syncs of five more hanging servers — more than the 16 fetch
-// slots can hold beside the first eight — time out once (5 s), and the healthy Sync still
-// applies its next commit within a minute.
+// within a minute. Then twenty new Syncs of five more hanging servers, also with 10-minute
+// timeouts, take all 16 fetch slots at once: the healthy Sync's next commit is applied
+// within a minute (once they gave their slots up), and the one after too.
 func TestStalledServersDoNotHoldBackOthers(t *testing.T) {
 	env := testenv.Get(t)
 	startManager(t, env, managerOptions{})
@@ -120,26 +120,44 @@ func TestStalledServersDoNotHoldBackOthers(t *testing.T) {
 	took := appliedWithin(t, env, healthy, next, pushed)
 	t.Logf("beside 8 Syncs of a hanging server (%d connections held): the healthy Sync applied its commit %s after the push", hung.accepted(), took.Round(time.Millisecond))
 
-	var timingOut []*olmsyncv1alpha1.Sync
+	var more []*stalledServer
 	for h := range 5 {
-		s := newStalledServer(t)
+		more = append(more, newStalledServer(t))
 		for i := range 4 {
-			timingOut = append(timingOut, newSync(t, env, syncNS, fmt.Sprintf("slow-%d-%d", h, i), fmt.Sprintf("http://%s/r%d.git", s.addr, i), func(spec *olmsyncv1alpha1.SyncSpec) {
-				spec.Source.Timeout = &metav1.Duration{Duration: 5 * time.Second}
-			}))
+			newSync(t, env, syncNS, fmt.Sprintf("slow-%d-%d", h, i), fmt.Sprintf("http://%s/r%d.git", more[h].addr, i), func(spec *olmsyncv1alpha1.SyncSpec) {
+				spec.Source.Timeout = &metav1.Duration{Duration: 10 * time.Minute}
+			})
 		}
 	}
-	for _, s := range timingOut {
-		got := waitReady(t, env, s, metav1.ConditionFalse, olmsyncv1alpha1.GitUnreachableReason)
-		if msg := conditions.GetMessage(got, olmsyncv1alpha1.ReadyCondition); !strings.Contains(msg, "context deadline exceeded") {
-			t.Errorf("Sync %s: Ready message %q does not say the fetch timed out", s.Name, msg)
+	held := func() int {
+		n := 0
+		for _, s := range more {
+			n += s.accepted()
 		}
+		return n
 	}
+	olmtest.Eventually(t, "the new hanging Syncs holding every fetch slot", func() error {
+		if n := held(); n < 16 {
+			return fmt.Errorf("%d connections", n)
+		}
+		return nil
+	})
 	pushed = time.Now()
 	next = up.Push(t, map[string]string{"team/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  level: warn\n"}, "warn")
 	took = appliedWithin(t, env, healthy, next, pushed)
-	t.Logf("beside those and 20 Syncs of 5 more hanging servers, each timed out once: the healthy Sync applied its commit %s after the push", took.Round(time.Millisecond))
-	if cm := object(t, env, configMapGVK, ns, "settings"); cm == nil || cm.Object["data"].(map[string]any)["level"] != "warn" {
-		t.Errorf("ConfigMap settings = %v, want level warn", cm)
+	t.Logf("pushed when 20 new Syncs of 5 more hanging servers had taken every fetch slot (%d connections): applied %s after the push", held(), took.Round(time.Millisecond))
+	olmtest.Eventually(t, "every new hanging Sync fetching", func() error {
+		if n := held(); n < 20 {
+			return fmt.Errorf("%d connections", n)
+		}
+		return nil
+	})
+	time.Sleep(10 * time.Second) // past the slot of the last of them
+	pushed = time.Now()
+	next = up.Push(t, map[string]string{"team/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  level: error\n"}, "error")
+	took = appliedWithin(t, env, healthy, next, pushed)
+	t.Logf("and once all 28 hanging fetches had given their slots up (%d connections held): applied %s after the push", hung.accepted()+held(), took.Round(time.Millisecond))
+	if cm := object(t, env, configMapGVK, ns, "settings"); cm == nil || cm.Object["data"].(map[string]any)["level"] != "error" {
+		t.Errorf("ConfigMap settings = %v, want level error", cm)
 	}
 }

@@ -75,9 +75,10 @@ type Options struct {
 	// MaxConcurrentReconciles is how many Syncs are reconciled at once
 	// (DefaultMaxConcurrentReconciles when 0).
 	MaxConcurrentReconciles int
-	// MaxConcurrentFetches is how many fetches run at once, off the reconcile workers
-	// (DefaultMaxConcurrentFetches when 0); a quarter of them at most for Syncs whose last
-	// fetch timed out.
+	// MaxConcurrentFetches is the fetch slots, off the reconcile workers
+	// (DefaultMaxConcurrentFetches when 0): a fetch holds one for 10 s at most; a quarter
+	// as many fetches of one server run at once, and a slow lane of a quarter as many slots
+	// serves the Syncs whose last fetch was slow.
 	MaxConcurrentFetches int
 	// Selector, when set, is the label selector of this shard's Syncs (olmsync run
 	// --watch-label-selector): the manager's cache holds only those, and a Sync read that no
