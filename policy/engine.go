@@ -285,7 +285,7 @@ func (e *Engine) Findings(ctx context.Context, clusters ...Input) ([]Violation, 
 	completed := make([]Input, len(clusters))
 	raws := make([]map[string]any, len(clusters))
 	keys := make([]string, len(clusters))
-	eachInput(len(clusters), func(i int) error {
+	_ = eachInput(len(clusters), func(i int) error { // never fails
 		completed[i] = clusters[i].Complete()
 		raws[i] = completed[i].value()
 		keys[i] = e.findingsKey(raws[i])
