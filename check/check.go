@@ -145,7 +145,21 @@ func (r *Result) Complete() bool { return len(r.Problems) == 0 }
 // fails only when the context ends or the tree's root cannot be read; everything wrong
 // with the repository's content is a Problem of the result, and the rest is still checked.
 func Run(ctx context.Context, tree *sources.Tree, opts Options) (*Result, error) {
-	res := &Result{Revision: RevisionOf(tree), Tree: tree}
+	res, err := runChecks(ctx, tree, opts)
+	// A working tree's git status runs beside the render (Source.Open); the report's
+	// revision needs it.
+	if serr := tree.Settle(); serr != nil && err == nil {
+		err = serr
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Revision = RevisionOf(tree)
+	return res, nil
+}
+
+func runChecks(ctx context.Context, tree *sources.Tree, opts Options) (*Result, error) {
+	res := &Result{Tree: tree}
 	ropts := opts.Render
 	ropts.Discovery = discoverOptions(tree, &opts)
 	rendered, err := render.Render(ctx, tree.FS, tree.Root, ropts)
@@ -192,7 +206,8 @@ func Run(ctx context.Context, tree *sources.Tree, opts Options) (*Result, error)
 
 // RevisionOf names the revision a tree holds the way the report does: a working tree with
 // uncommitted changes is "worktree" without a commit; anything else is the branch or tag
-// it was read at (when it was read at one) and its commit.
+// it was read at (when it was read at one) and its commit. A tree from
+// sources.StartWorkTree must be settled first (Run does it).
 func RevisionOf(tree *sources.Tree) report.Revision {
 	if tree.Dirty {
 		return report.Revision{Ref: "worktree"}

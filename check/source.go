@@ -42,6 +42,7 @@ func (s Source) At(ref string) Source {
 }
 
 // Open brings the revision to the checker as a read-only tree confined to the repository.
+// A working tree's Dirty and Revision are known once its Settle returns (Run calls it).
 func (s Source) Open(ctx context.Context) (*sources.Tree, error) {
 	if !s.IsRemote() {
 		dir := s.Location
@@ -49,7 +50,8 @@ func (s Source) Open(ctx context.Context) (*sources.Tree, error) {
 			dir = "."
 		}
 		if s.Ref == "" {
-			return sources.OpenWorkTree(dir, s.Limits)
+			// Its git status runs on while the tree is rendered; Run settles it.
+			return sources.StartWorkTree(dir, s.Limits)
 		}
 		return sources.OpenRevision(dir, s.Ref, s.Limits)
 	}

@@ -14,6 +14,7 @@ import (
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/olm/catalog"
+	"github.com/olmsync/olmsync/sources"
 )
 
 // SyncSummary is one tile of the list: a Sync, and its apps.
@@ -78,7 +79,9 @@ func healthRank(h string) int {
 // recomputed. packages are the operator packages of its Subscriptions.
 func summarize(obj *olmsyncv1alpha1.Sync, packages []string) SyncSummary {
 	s := SyncSummary{
-		Namespace: obj.Namespace, Name: obj.Name, Cluster: obj.Spec.Cluster, URL: obj.Spec.Source.URL,
+		// The URL as messages show it: a Sync may hold a credential in it (one made before
+		// the CRD refused them, or a query value under a name the CRD does not know).
+		Namespace: obj.Namespace, Name: obj.Name, Cluster: obj.Spec.Cluster, URL: sources.RedactURL(obj.Spec.Source.URL),
 		Ref: refString(obj.Spec.Source.Ref), Path: obj.Spec.Path, Suspended: obj.Spec.Suspend,
 		Revision: obj.Status.LastAppliedRevision, Commit: obj.Status.LastAppliedCommit,
 		Violations: obj.Status.ViolationCount, Packages: packages, Apps: []AppSummary{},

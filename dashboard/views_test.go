@@ -104,6 +104,18 @@ func TestSummarize(t *testing.T) {
 	if s := summarize(suspended, nil); s.Health != "Suspended" || !s.Suspended {
 		t.Errorf("a suspended Sync: %+v", s)
 	}
+	// A Sync made before the CRD refused credentials in the URL, or with a query value the
+	// CRD does not take for one: the dashboard, readable without a token, shows neither.
+	for raw, want := range map[string]string{
+		"https://gitlab.example.com/acme/c.git?private_token=S3CRET": "https://gitlab.example.com/acme/c.git?***",
+		"https://oauth2:S3CRET@gitlab.example.com/acme/c.git":        "https://gitlab.example.com/acme/c.git",
+	} {
+		leaky := syncOf("a")
+		leaky.Spec.Source.URL = raw
+		if s := summarize(leaky, nil); s.URL != want {
+			t.Errorf("URL %q shown as %q, want %q", raw, s.URL, want)
+		}
+	}
 }
 
 func TestFilter(t *testing.T) {

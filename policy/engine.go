@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -273,36 +276,81 @@ func (e *Engine) Evaluate(ctx context.Context, clusters ...Input) ([]Violation, 
 // sees two clusters.
 func (e *Engine) Findings(ctx context.Context, clusters ...Input) ([]Violation, error) {
 	seen := map[string]bool{}
-	completed := make([]Input, len(clusters))
-	raws := make([]map[string]any, len(clusters))
-	keys := make([]string, len(clusters))
-	for i, in := range clusters {
+	for _, in := range clusters {
 		if seen[in.Key()] {
 			return nil, fmt.Errorf("%s is given twice: give each cluster once, with all of its apps", in.Name())
 		}
 		seen[in.Key()] = true
-		completed[i] = in.Complete()
+	}
+	completed := make([]Input, len(clusters))
+	raws := make([]map[string]any, len(clusters))
+	keys := make([]string, len(clusters))
+	_ = eachInput(len(clusters), func(i int) error { // never fails
+		completed[i] = clusters[i].Complete()
 		raws[i] = completed[i].value()
 		keys[i] = e.findingsKey(raws[i])
-	}
+		return nil
+	})
 	sandboxed, err := e.sandboxFindings(ctx, raws, keys)
 	if err != nil {
 		return nil, err
 	}
-	var out []Violation
-	for i := range completed {
-		found, ok := e.cache.get(keys[i])
-		if !ok {
-			found, err = e.evaluateValue(ctx, &completed[i], raws[i], sandboxed[i])
-			if err != nil {
-				return nil, fmt.Errorf("evaluate %s: %w", completed[i].Name(), err)
-			}
-			e.cache.put(keys[i], found)
+	found := make([][]Violation, len(clusters))
+	err = eachInput(len(clusters), func(i int) error {
+		cached, ok := e.cache.get(keys[i])
+		if ok {
+			found[i] = cached
+			return nil
 		}
-		out = append(out, found...)
+		f, err := e.evaluateValue(ctx, &completed[i], raws[i], sandboxed[i])
+		if err != nil {
+			return fmt.Errorf("evaluate %s: %w", completed[i].Name(), err)
+		}
+		e.cache.put(keys[i], f)
+		found[i] = f
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	out := slices.Concat(found...)
 	sortViolations(out)
 	return out, nil
+}
+
+// eachInput runs fn for every input index on as many goroutines as the process may run
+// at once: each input is evaluated on its own (the rules are compiled once and safe to
+// evaluate concurrently), and a repository of hundreds of library roots is hundreds of
+// inputs. After an input fails the rest are skipped; the error returned is that of the
+// first input in order that failed, so a report names the same input whatever the
+// scheduling.
+func eachInput(n int, fn func(i int) error) error {
+	errs := make([]error, n)
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
+			// An input once claimed is evaluated: the claimed ones are always a prefix,
+			// and the first failure in order is in it.
+			for !failed.Load() {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				if errs[i] = fn(i); errs[i] != nil {
+					failed.Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sandboxFindings evaluates the users' rules in the sandbox over the inputs whose

@@ -209,49 +209,53 @@ func (s gitState) revision() string {
 }
 
 // workTreeState describes the git state of the working tree holding dir:
-// HEAD's branch and commit, and whether anything under dir differs from it.
-// It is nil when dir is not in a git working tree or HEAD has no commit yet.
-func workTreeState(dir string) (*gitState, error) {
+// HEAD's branch and commit at once, and a function that tells whether anything
+// under dir differs from it — git status, which go-git computes by hashing every
+// file of the working tree, the one slow part. It is nil when dir is not in a
+// git working tree or HEAD has no commit yet.
+func workTreeState(dir string) (*gitState, func() (bool, error), error) {
 	repo, err := openLocalRepository(dir)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	head, err := repo.Head()
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	wt, err := repo.Worktree()
 	if errors.Is(err, git.ErrIsBareRepository) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	subdir, err := subdirInWorkTree(repo, dir)
 	if err != nil {
-		return nil, err
-	}
-	status, err := wt.Status()
-	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s := &gitState{commit: head.Hash().String(), remoteURL: remoteURLOf(repo), subdir: subdir}
 	if head.Name().IsBranch() {
 		s.name = head.Name().Short()
 	}
-	for file, fileStatus := range status {
-		if inSubdir(file, subdir) && (fileStatus.Worktree != git.Unmodified || fileStatus.Staging != git.Unmodified) {
-			s.dirty = true
-			break
+	dirty := func() (bool, error) {
+		status, err := wt.Status()
+		if err != nil {
+			return false, err
 		}
+		for file, fileStatus := range status {
+			if inSubdir(file, subdir) && (fileStatus.Worktree != git.Unmodified || fileStatus.Staging != git.Unmodified) {
+				return true, nil
+			}
+		}
+		return false, nil
 	}
-	return s, nil
+	return s, dirty, nil
 }
 
 func inSubdir(file, subdir string) bool {

@@ -250,34 +250,54 @@ func TestOpenWorkTree(t *testing.T) {
 		{name: "change outside the subdirectory", change: map[string]string{"docs/readme.md": "two\n"}, dir: "app"},
 		{name: "change inside the subdirectory", change: map[string]string{"app/config.yaml": "v\n"}, dir: "app", wantDirty: true},
 	}
+	// StartWorkTree gives the same once settled; before, the files are read while git
+	// status runs (under -race, what a check does).
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			gittest.Git(t, repo, "reset", "-q", "--hard", head)
-			gittest.Git(t, repo, "clean", "-q", "-fdx")
-			writeFiles(t, repo, tc.change)
-			tree, err := OpenWorkTree(filepath.Join(repo, tc.dir), Limits{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := "main@sha1:" + head
-			if tc.wantDirty {
-				want += "+dirty"
-			}
-			if tree.Revision != want || tree.Dirty != tc.wantDirty || tree.Commit != head {
-				t.Errorf("Revision %q, Dirty %v, Commit %s; want %q", tree.Revision, tree.Dirty, tree.Commit, want)
-			}
-			for name, content := range tc.change {
-				rel := strings.TrimPrefix(name, tc.dir+"/")
-				if strings.HasPrefix(rel, "docs/") && tc.dir != "" {
-					continue
+		for _, start := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/start=%v", tc.name, start), func(t *testing.T) {
+				gittest.Git(t, repo, "reset", "-q", "--hard", head)
+				gittest.Git(t, repo, "clean", "-q", "-fdx")
+				writeFiles(t, repo, tc.change)
+				var tree *Tree
+				var err error
+				if start {
+					tree, err = StartWorkTree(filepath.Join(repo, tc.dir), Limits{})
+				} else {
+					tree, err = OpenWorkTree(filepath.Join(repo, tc.dir), Limits{})
 				}
-				if got := mustRead(t, tree, rel); got != content {
-					t.Errorf("%s = %q, want the file on disk %q", rel, got, content)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-		})
+				checkWorkTree(t, tree, tc.change, tc.dir, head, tc.wantDirty)
+			})
+		}
 	}
 	_ = c
+}
+
+func checkWorkTree(t *testing.T, tree *Tree, change map[string]string, dir, head string, wantDirty bool) {
+	t.Helper()
+	for name, content := range change {
+		rel := strings.TrimPrefix(name, dir+"/")
+		if strings.HasPrefix(rel, "docs/") && dir != "" {
+			continue
+		}
+		if got := mustRead(t, tree, rel); got != content {
+			t.Errorf("%s = %q, want the file on disk %q", rel, got, content)
+		}
+	}
+	for range 2 { // Settle again changes nothing
+		if err := tree.Settle(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "main@sha1:" + head
+	if wantDirty {
+		want += "+dirty"
+	}
+	if tree.Revision != want || tree.Dirty != wantDirty || tree.Commit != head {
+		t.Errorf("Revision %q, Dirty %v, Commit %s; want %q", tree.Revision, tree.Dirty, tree.Commit, want)
+	}
 }
 
 func TestOpenWorkTreeOutsideGit(t *testing.T) {

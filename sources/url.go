@@ -2,6 +2,7 @@ package sources
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"regexp"
 	"strings"
@@ -27,6 +28,20 @@ type remoteURL struct {
 	stored   string
 	query    url.Values // the query's values: secrets, for all this package knows
 	redacted string     // the URL for messages
+}
+
+// ServerOf is the server a repository URL reaches, host and port as in "git.example.com"
+// or "127.0.0.1:8080" (lower case, the port when there is one), for whatever is bounded per
+// server; "" for a file:// URL or one Fetch would refuse.
+func ServerOf(raw string) string {
+	u, err := parseRemoteURL(raw)
+	if err != nil || u.scheme == "file" {
+		return ""
+	}
+	if u.port != "" {
+		return net.JoinHostPort(u.host, u.port)
+	}
+	return u.host
 }
 
 // IsRemoteURL reports whether s is a repository URL that Fetch accepts

@@ -111,6 +111,24 @@ func TestIsRemoteURL(t *testing.T) {
 	}
 }
 
+func TestServerOf(t *testing.T) {
+	tests := map[string]string{
+		"https://GitHub.com/o/r":            "github.com",
+		"https://u:pw@h.example:8443/r.git": "h.example:8443",
+		"http://127.0.0.1:9/r.git?token=x":  "127.0.0.1:9",
+		"ssh://git@h:2222/r":                "h:2222",
+		"git@github.com:o/r.git":            "github.com",
+		"file:///srv/r.git":                 "",
+		"ftp://h/r":                         "",
+		"alice:PW@host:repo.git":            "",
+	}
+	for s, want := range tests {
+		if got := ServerOf(s); got != want {
+			t.Errorf("ServerOf(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
 // FuzzRedactURL: whatever the input, a password given in its userinfo never
 // survives redaction.
 func FuzzRedactURL(f *testing.F) {

@@ -15,11 +15,9 @@ import (
 	"github.com/olmsync/olmsync/policy"
 )
 
-// defaultMemoryLimit is `check --memory-limit`'s default: a check of the issue's
-// 300-app, 5,000-object repository with the 7,022-bundle community catalog peaks at
-// 190 MB, so ten times that leaves room for any real repository and still stops a
-// runaway rule long before a CI runner's memory is gone.
-const defaultMemoryLimit = "2Gi"
+// defaultMemoryLimit is --memory-limit's default (memguard.DefaultLimit), as the flag
+// reads it.
+var defaultMemoryLimit = memguard.Bytes(memguard.DefaultLimit)
 
 // limitFlags bound what one check may cost: the deadline of each policy evaluation and,
 // for `check`, the process's memory.

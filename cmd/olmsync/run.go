@@ -23,7 +23,6 @@ import (
 	"github.com/olmsync/olmsync/check"
 	"github.com/olmsync/olmsync/dashboard"
 	"github.com/olmsync/olmsync/internal/kube"
-	"github.com/olmsync/olmsync/internal/memguard"
 	"github.com/olmsync/olmsync/olm/catalog"
 	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/reconcile"
@@ -31,7 +30,6 @@ import (
 	"github.com/olmsync/olmsync/reconcile/olm"
 	"github.com/olmsync/olmsync/reconcile/olm/installplan"
 	"github.com/olmsync/olmsync/reconcile/receiver"
-	"github.com/olmsync/olmsync/render"
 	"github.com/olmsync/olmsync/sources"
 )
 
@@ -63,6 +61,7 @@ type runOptions struct {
 	allowLocalSources bool
 	strictSubstitute  bool
 	concurrent        int
+	concurrentFetches int
 	olmConcurrent     int
 	limits            limitFlags
 	jitter            jitter.IntervalOptions
@@ -129,6 +128,7 @@ branch; local sources are then allowed).`,
 	f.BoolVar(&o.allowLocalSources, "allow-local-sources", false, "let Syncs use file:// URLs, which read olmsync's own filesystem")
 	f.BoolVar(&o.strictSubstitute, "strict-substitute", false, "fail a Sync's build when spec.postBuild leaves a ${var} with no value and no default (Flux's StrictPostBuildSubstitutions)")
 	f.IntVar(&o.concurrent, "concurrent", 4, "how many Syncs are reconciled at once")
+	f.IntVar(&o.concurrentFetches, "concurrent-fetches", gitsync.DefaultMaxConcurrentFetches, "fetch slots for Syncs' repositories, apart from the reconciles: a fetch holds one for 10s at most; at most a quarter as many fetches run per git server, and a slow lane of a quarter as many slots serves the Syncs whose last fetch took 10s or more")
 	f.IntVar(&o.olmConcurrent, "olm-concurrent", olm.DefaultMaxConcurrentReconciles, "how many objects each controller of the embedded OLM (CSVs, InstallPlans, OperatorGroups; Subscriptions a namespace at a time) reconciles at once")
 	o.limits.registerTimeout(f)
 	f.StringVar(&o.limits.memoryLimit, "memory-limit", defaultMemoryLimit,
@@ -156,6 +156,9 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	}
 	if err := validTimings(o.leaseTimings); err != nil {
 		return err
+	}
+	if o.concurrentFetches < 1 {
+		return fmt.Errorf("--concurrent-fetches=%d: want 1 or more", o.concurrentFetches)
 	}
 	if o.olmConcurrent < 1 {
 		return fmt.Errorf("--olm-concurrent=%d: want 1 or more", o.olmConcurrent)
@@ -247,6 +250,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 			AllowLocalSources:       o.allowLocalSources,
 			StrictSubstitute:        o.strictSubstitute,
 			MaxConcurrentReconciles: o.concurrent,
+			MaxConcurrentFetches:    o.concurrentFetches,
 			Check:                   buildChecks,
 		},
 	})
@@ -394,20 +398,14 @@ func gitCacheDir(flag string) string {
 }
 
 // buildChecks are the options of every Sync's build: the policy deadline, the global
-// catalog namespace, and what bounds one repository's cost to the process — a share of the
-// memory ceiling's YAML budget for each concurrent build, users' rules in a sandbox — so
-// that one Sync's repository fails that Sync (BuildFailed) and not every Sync of the
-// process.
+// catalog namespace, and what bounds one repository's cost to the process
+// (gitsync.BoundedChecks: a share of the memory ceiling's YAML budget for each concurrent
+// build, users' rules in a sandbox).
 func (o *runOptions) buildChecks(cmd *cobra.Command) (check.Options, error) {
 	limit, err := parseMemoryLimit(o.limits.memoryLimit)
 	if err != nil {
 		return check.Options{}, err
 	}
-	ceiling := memguard.Effective(limit, "--memory-limit "+memguard.Bytes(limit))
-	workers := max(o.concurrent, 1)
-	opts := check.Options{PolicyTimeout: o.limits.policyTimeout, GlobalCatalogNamespaces: o.catalogNamespaceForChecks(cmd),
-		PolicySandbox: &policy.Sandbox{}}
-	opts.Render.NodeBudget = render.NodeBudgetFor(ceiling.Bytes) / int64(workers)
-	opts.Render.NodeBudgetFrom = fmt.Sprintf("a %d-th share (--concurrent %d) of the memory ceiling of %s", workers, workers, ceiling)
-	return opts, nil
+	return gitsync.BoundedChecks(check.Options{PolicyTimeout: o.limits.policyTimeout, GlobalCatalogNamespaces: o.catalogNamespaceForChecks(cmd)},
+		limit, o.concurrent), nil
 }

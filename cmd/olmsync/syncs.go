@@ -26,6 +26,7 @@ import (
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/internal/kube"
 	"github.com/olmsync/olmsync/reconcile/receiver"
+	"github.com/olmsync/olmsync/sources"
 )
 
 // defaultSyncNamespace is where the verbs on Syncs look unless -n says otherwise, as flux
@@ -433,7 +434,7 @@ func (t syncTable) row(obj *olmsyncv1alpha1.Sync, message string) string {
 		if path == "" {
 			path = "./"
 		}
-		row += fmt.Sprintf("%s\t%s\t%s\t", obj.Spec.Source.URL, refString(obj.Spec.Source.Ref), path)
+		row += fmt.Sprintf("%s\t%s\t%s\t", sources.RedactURL(obj.Spec.Source.URL), refString(obj.Spec.Source.Ref), path)
 	}
 	row += oneLine(message)
 	if t.allNamespaces {

@@ -605,3 +605,17 @@ func TestWaitForSyncRateLimitedNearTheDeadline(t *testing.T) {
 		t.Errorf("the wait gave up after %s, before its deadline", took)
 	}
 }
+
+// TestWideRowRedactsTheURL: `get syncs -o wide` shows a URL as messages do, without what a
+// Sync made before the CRD refused credentials may hold in its query or userinfo.
+func TestWideRowRedactsTheURL(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://gitlab.example.com/acme/c.git?private_token=S3CRET": "https://gitlab.example.com/acme/c.git?***",
+		"https://oauth2:S3CRET@gitlab.example.com/acme/c.git":        "https://gitlab.example.com/acme/c.git",
+	} {
+		obj := &olmsyncv1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Name: "leaky"}, Spec: olmsyncv1alpha1.SyncSpec{Source: olmsyncv1alpha1.GitSource{URL: raw}}}
+		if row := (syncTable{wide: true}).row(obj, ""); strings.Contains(row, "S3CRET") || !strings.Contains(row, want+"\t") {
+			t.Errorf("row %q, want the URL as %q", row, want)
+		}
+	}
+}

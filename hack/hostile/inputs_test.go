@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/olmsync/olmsync/internal/safeyaml/yamltest"
 )
 
 // inputs are the hostile inputs of issue 30 and of the round before it.
@@ -171,22 +173,19 @@ func inputs() []input {
 
 const configMap = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"
 
-const growRule = `# METADATA
-# title: grows
-# custom:
-#   id: ACME666
-package acme.grow
-
-s0 := "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-s1 := replace(s0, "a", s0)
-s2 := replace(s1, "a", s1)
-s3 := replace(s2, "a", s2)
-
-deny contains "never" if count(s3) > 0
-`
+// growRule is a rule whose replace() grows a string past any memory (the tests of the Sync
+// reconciler commit the same file).
+var growRule = func() string {
+	data, err := os.ReadFile(filepath.Join("..", "..", "policy", "testdata", "hostile", "grow", "grow.rego"))
+	if err != nil {
+		panic(err)
+	}
+	return string(data)
+}()
 
 // amplified writes n apps, each one resource of an anchor of 4,000 distinct scalars and 95
-// aliases of it (8 KB that expand to 384,000 nodes), and config as olmsync.yaml.
+// aliases of it (yamltest.Amplified: 8 KB that expand to 384,000 nodes), and config as
+// olmsync.yaml.
 func amplified(n int, config string) func(*testing.T, string) {
 	return func(t *testing.T, dir string) {
 		files := map[string]string{}
@@ -194,19 +193,7 @@ func amplified(n int, config string) func(*testing.T, string) {
 			files["olmsync.yaml"] = config
 		}
 		for i := range n {
-			var b strings.Builder
-			fmt.Fprintf(&b, "apiVersion: example.com/v1\nkind: Thing\nmetadata:\n  name: t%d\nspec:\n  a: &a [", i)
-			for k := range 4000 {
-				if k > 0 {
-					b.WriteString(",")
-				}
-				fmt.Fprintf(&b, "v%d_%d", i, k)
-			}
-			b.WriteString("]\n")
-			for j := range 95 {
-				fmt.Fprintf(&b, "  b%d: *a\n", j)
-			}
-			files[fmt.Sprintf("app%d/thing.yaml", i)] = b.String()
+			files[fmt.Sprintf("app%d/thing.yaml", i)] = yamltest.Amplified(i)
 			files[fmt.Sprintf("app%d/kustomization.yaml", i)] = "resources: [thing.yaml]\n"
 		}
 		write(t, dir, files)
@@ -217,7 +204,7 @@ func amplified(n int, config string) func(*testing.T, string) {
 // 1,000,000 nodes and 3 MiB a file may have.
 func scalars(n int) func(*testing.T, string) {
 	return func(t *testing.T, dir string) {
-		big := "apiVersion: example.com/v1\nkind: Thing\nmetadata:\n  name: big\nspec:\n  a: [" + strings.TrimSuffix(strings.Repeat("1,", 990000), ",") + "]\n"
+		big := yamltest.Scalars(990000)
 		files := map[string]string{}
 		for i := range n {
 			files[fmt.Sprintf("big%d/thing.yaml", i)] = big

@@ -220,7 +220,7 @@ func BenchmarkProcessIdle(b *testing.B) {
 func BenchmarkProcessPR(b *testing.B) {
 	bins := built(b)
 	dir := shareddata.Corpus(b, b.TempDir(), shareddata.GitOpsCatalog)
-	merges := olmMerges(b, dir, 25)
+	merges := shareddata.OLMMerges(b, dir, 25)
 	var ratios []float64
 	for _, m := range merges {
 		var head, pr []time.Duration
@@ -236,33 +236,4 @@ func BenchmarkProcessPR(b *testing.B) {
 	b.ReportMetric(ratios[len(ratios)/2], "x-pr-head-median")
 	b.ReportMetric(ratios[len(ratios)-1], "x-pr-head-worst")
 	b.ReportMetric(float64(len(ratios)), "merges")
-}
-
-// olmMerges are the last n merges (first-parent history) whose change touches a file
-// that holds an OLM object at either side.
-func olmMerges(b *testing.B, dir string, n int) []string {
-	b.Helper()
-	var out []string
-	for _, m := range strings.Fields(gittest.Git(b, dir, "log", "--merges", "--first-parent", "--format=%H", shareddata.GitOpsCatalogHead)) {
-		for _, f := range strings.Fields(gittest.Git(b, dir, "diff", "--name-only", m+"^1", m)) {
-			if touchesOLM(b, dir, m, f) || touchesOLM(b, dir, m+"^1", f) {
-				out = append(out, m)
-				break
-			}
-		}
-		if len(out) == n {
-			break
-		}
-	}
-	if len(out) < n {
-		b.Fatalf("found %d merges that touch an OLM object, want %d", len(out), n)
-	}
-	return out
-}
-
-func touchesOLM(b *testing.B, dir, rev, file string) bool {
-	cmd := exec.Command("git", "show", fmt.Sprintf("%s:%s", rev, file))
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	return err == nil && bytes.Contains(out, []byte("operators.coreos.com/"))
 }

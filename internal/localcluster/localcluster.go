@@ -111,12 +111,12 @@ var errLocked = errors.New("lock held")
 // Start does not install olmsync's CRDs; the caller does (`olmsync run --install-crds`,
 // reconcile.InstallCRDs), so that a local cluster is set up like any other.
 //
-// A second Start on a folder in use fails with an *InUseError, and so does a Start after
-// one whose process was killed while its etcd runs on (envtest starts etcd and
-// kube-apiserver in process groups of their own, so they outlive a SIGKILL of olmsync;
-// an interrupt from the terminal reaches olmsync alone, which stops them). Missing
-// binaries fail with a *BinariesNotFoundError. Stop the returned Cluster to end the
-// processes.
+// A second Start on a folder in use fails with an *InUseError. envtest starts etcd and
+// kube-apiserver in process groups of their own, so they outlive a SIGKILL of olmsync (an
+// interrupt from the terminal reaches olmsync alone, which stops them): a Start after one
+// whose process was killed stops what it left running (on Linux; elsewhere it fails with
+// an *InUseError naming the processes to stop). Missing binaries fail with a
+// *BinariesNotFoundError. Stop the returned Cluster to end the processes.
 func Start(ctx context.Context, opts Options) (_ *Cluster, retErr error) {
 	if opts.Dir == "" {
 		return nil, errors.New("start local control plane: no state folder given")
@@ -146,8 +146,13 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, retErr error) {
 	if c.lock, err = lock(dir); err != nil {
 		return nil, err
 	}
-	// Checked before anything in the folder changes: the left-over kube-apiserver still
-	// reads its certificates there.
+	// With the lock held, no running start owns the folder's processes: any still running
+	// were left by a start whose olmsync was killed. Stopped before anything in the
+	// folder changes: the left-over kube-apiserver still reads its certificates there.
+	if err := stopLeftovers(dir, opts.Out); err != nil {
+		_ = unlockDir(c.lock, filepath.Join(dir, lockFile))
+		return nil, err
+	}
 	if etcdStillRunning(filepath.Join(dir, etcdDir, "member", "snap", "db")) {
 		_ = unlockDir(c.lock, filepath.Join(dir, lockFile))
 		return nil, &InUseError{Dir: dir, LeftRunning: true}

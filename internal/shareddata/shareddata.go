@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -131,4 +132,44 @@ func Corpus(tb testing.TB, dir, name string) string {
 		tb.Fatalf("clone %s: %v\n%s", bundle, err, out)
 	}
 	return clone
+}
+
+// OLMMerges are the last n merges of the corpus clone dir (first-parent history from its
+// HEAD) whose change touches a file that holds an OLM object (an operators.coreos.com
+// API version) at either side: the pull requests a check on that repository judges. It
+// fails the test when there are fewer.
+func OLMMerges(tb testing.TB, dir string, n int) []string {
+	tb.Helper()
+	git := func(args ...string) (string, error) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		return string(out), err
+	}
+	merges, err := git("log", "--merges", "--first-parent", "--format=%H", "HEAD")
+	if err != nil {
+		tb.Fatalf("git log in %s: %v", dir, err)
+	}
+	touchesOLM := func(rev, file string) bool {
+		out, err := git("show", rev+":"+file)
+		return err == nil && strings.Contains(out, "operators.coreos.com/")
+	}
+	var out []string
+	for _, m := range strings.Fields(merges) {
+		changed, err := git("diff", "--name-only", "-z", m+"^1", m)
+		if err != nil {
+			tb.Fatalf("git diff %s: %v", m, err)
+		}
+		for _, f := range strings.Split(strings.TrimSuffix(changed, "\x00"), "\x00") {
+			if touchesOLM(m, f) || touchesOLM(m+"^1", f) {
+				out = append(out, m)
+				break
+			}
+		}
+		if len(out) == n {
+			return out
+		}
+	}
+	tb.Fatalf("%s has %d merges that touch an OLM object, want %d", dir, len(out), n)
+	return nil
 }

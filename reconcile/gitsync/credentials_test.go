@@ -13,10 +13,12 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/common/expfmt"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/internal/gittest"
@@ -110,6 +112,67 @@ func TestCredentialsFromSecret(t *testing.T) {
 			if strings.Contains(e, p) {
 				t.Errorf("an Event shows a password: %s", e)
 			}
+		}
+	}
+}
+
+// TestQueryValuesNeverShown (issue 30): the Sync CRD refuses a URL whose query names a
+// token, key, password, secret, signature or credential, but a value under another name
+// (?code=…) passes it, and sources treats every query value as a secret. Such a Sync's
+// failed fetch, reconciled by olmsync run's manager, shows the URL as ?*** — in Ready, the
+// Event, the log at debug level and the metrics — and never the value.
+func TestQueryValuesNeverShown(t *testing.T) {
+	env := testenv.Get(t)
+	logs := &logBuffer{}
+	startManager(t, env, managerOptions{logger: funcr.New(logs.write, funcr.Options{Verbosity: 1})})
+	const secret = "c0de-S3CRET-5a7e"
+	ns := uniqueNS("query")
+	up := gittest.NewUpstream(t, repository(ns))
+	srv := gittest.Serve(t, up, gittest.ServerOptions{})
+	syncNS := "olmsync-query"
+	createNamespace(t, env, syncNS)
+	s := newSync(t, env, syncNS, ns, srv.RepoURL()+"?code="+secret, nil)
+	var got *olmsyncv1alpha1.Sync
+	olmtest.Eventually(t, "Ready=False naming the URL without its query", func() error {
+		var err error
+		if got, err = getSync(env, s); err != nil {
+			return err
+		}
+		if c := conditions.Get(got, olmsyncv1alpha1.ReadyCondition); c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, srv.RepoURL()+"?***") {
+			return fmt.Errorf("Ready is %+v", c)
+		}
+		return nil
+	})
+	olmtest.Eventually(t, "a Warning Event of the failed fetch", func() error {
+		for _, e := range syncEvents(t, env, s) {
+			if strings.HasPrefix(e, "Warning ") && strings.Contains(e, "?***") {
+				return nil
+			}
+		}
+		return fmt.Errorf("events: %q", syncEvents(t, env, s))
+	})
+	status, err := json.Marshal(got.Status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exposed strings.Builder
+	for _, f := range families {
+		_, _ = expfmt.MetricFamilyToText(&exposed, f)
+	}
+	if !strings.Contains(exposed.String(), `url="`+srv.RepoURL()+`?***"`) {
+		t.Errorf("no gotk_resource_info series of the Sync with its URL redacted")
+	}
+	if !strings.Contains(logs.String(), "fetch failed") {
+		t.Errorf("the failed fetch was not logged:\n%s", logs.String())
+	}
+	for what, text := range map[string]string{"the status": string(status), "an Event": strings.Join(namespaceEvents(t, env, syncNS), "\n"),
+		"the log": logs.String(), "the metrics": exposed.String()} {
+		if strings.Contains(text, secret) {
+			t.Errorf("%s holds the query's value:\n%s", what, text)
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package gitsync
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // A step ends the pipeline with one of these, or with a plain error for a failure of
 // olmsync's own (a status patch, the context ending), which is returned to
@@ -34,3 +37,8 @@ func (e *waitError) Error() string { return e.msg }
 func waiting(format string, args ...any) *waitError {
 	return &waitError{msg: fmt.Sprintf(format, args...)}
 }
+
+// errFetching: the Sync's fetch is under way, off the workers. The reconcile ends with
+// nothing to say (Ready stays what it was); the fetch puts the Sync back on the queue
+// when it is done, and that reconcile goes on with its outcome.
+var errFetching = errors.New("fetch under way")

@@ -19,7 +19,9 @@ import (
 	"github.com/olmsync/olmsync/sources"
 )
 
-// fetch brings the revision spec.source names into the cache and reads it (step 1). A
+// fetch brings the revision spec.source names into the cache and reads it (step 1), off
+// the reconcile workers (fetches): without the outcome of its fetch, the reconcile starts
+// one and ends (errFetching), and the Sync is reconciled again when the fetch is done. A
 // fetch that fails keeps the last applied revision: it is read back from the cache, so
 // drift is still corrected, but FetchFailed says why nothing newer comes and nothing is
 // pruned. A spec that can never be fetched stalls; a missing Secret waits.
@@ -29,37 +31,79 @@ func (r *Reconciler) fetch(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pa
 		return err
 	}
 	p.req = req
-	start := r.clock()
-	fctx, cancel := context.WithTimeout(ctx, obj.FetchTimeout())
-	tree, err := sources.Fetch(fctx, req)
-	cancel()
-	took := r.clock().Sub(start)
-	r.Metrics.RecordFetch(obj, took, err)
-	logFetch(ctx, obj, req, tree, err, took)
+	out, err := r.fetchOutcome(ctx, obj, req)
+	if err != nil {
+		return err
+	}
+	p.fetched = out
+	r.Metrics.RecordFetch(obj, out.took, out.err)
+	logFetch(ctx, obj, req, out.tree, out.err, out.took)
 	var notFound *sources.PathNotFoundError
 	switch {
-	case err == nil:
+	case out.err == nil:
 		conditions.Delete(obj, olmsyncv1alpha1.FetchFailedCondition)
-		r.fetched(obj, p, tree, nil)
+		r.fetched(obj, p, out.tree, nil)
 		return nil
-	case errors.As(err, &notFound):
+	case errors.As(out.err, &notFound):
 		// Fetched: the repository has no such folder. That is the content's problem.
 		conditions.Delete(obj, olmsyncv1alpha1.FetchFailedCondition)
 		obj.Status.LastFetchedRevision = notFound.Revision
-		conditions.MarkTrue(obj, olmsyncv1alpha1.BuildFailedCondition, olmsyncv1alpha1.BuildFailedReason, "spec.path: %s", err)
-		return waiting("%s", err)
-	case ctx.Err() != nil:
-		return ctx.Err()
+		conditions.MarkTrue(obj, olmsyncv1alpha1.BuildFailedCondition, olmsyncv1alpha1.BuildFailedReason, "spec.path: %s", out.err)
+		return waiting("%s", out.err)
+	case out.lastErr != nil:
+		conditions.MarkTrue(obj, olmsyncv1alpha1.FetchFailedCondition, fetchReason(out.err), "%s", out.err)
+		return waiting("fetch: %s", out.err)
 	}
-	last, cacheErr := r.lastGood(ctx, obj, req)
-	if cacheErr != nil {
-		conditions.MarkTrue(obj, olmsyncv1alpha1.FetchFailedCondition, fetchReason(err), "%s", err)
-		return waiting("fetch: %s", err)
-	}
-	conditions.MarkTrue(obj, olmsyncv1alpha1.FetchFailedCondition, fetchReason(err),
-		"%s; the last applied revision %s stays applied", err, last.Revision)
-	r.fetched(obj, p, last, err)
+	conditions.MarkTrue(obj, olmsyncv1alpha1.FetchFailedCondition, fetchReason(out.err),
+		"%s; the last applied revision %s stays applied", out.err, out.last.Revision)
+	r.fetched(obj, p, out.last, out.err)
 	return nil
+}
+
+// fetchOutcome is the outcome of the Sync's fetch, or errFetching while it is under way. A
+// Reconciler made without SetupWithManager (a test, a one-off reconcile) has no fetches:
+// it fetches on the caller's goroutine.
+func (r *Reconciler) fetchOutcome(ctx context.Context, obj *olmsyncv1alpha1.Sync, req sources.FetchRequest) (fetchOutcome, error) {
+	work := r.fetchWork(obj, req)
+	if r.fetches == nil {
+		out := work(ctx)
+		if ctx.Err() != nil {
+			return out, ctx.Err()
+		}
+		return out, nil
+	}
+	want := fetchWant{uid: obj.UID, generation: obj.Generation, requestedAt: requestedAt(obj)}
+	out, ok := r.fetches.take(key(obj), want, sources.RedactURL(req.URL), sources.ServerOf(req.URL), work)
+	if !ok {
+		return out, errFetching
+	}
+	return out, nil
+}
+
+// fetchWork is the fetch of req, as fetches runs it: within spec.source.timeout, and on a
+// failure the last applied revision read back from the cache; on a new revision, how it
+// relates to the applied one. Whatever reads the cache is done here, off the workers: it
+// waits for the repository's lock, which a fetch of the same URL may hold.
+func (r *Reconciler) fetchWork(obj *olmsyncv1alpha1.Sync, req sources.FetchRequest) fetchFunc {
+	timeout, from := obj.FetchTimeout(), obj.Status.LastAppliedRevision
+	return func(ctx context.Context) fetchOutcome {
+		start := r.clock()
+		fctx, cancel := context.WithTimeout(ctx, timeout)
+		tree, err := sources.Fetch(fctx, req)
+		out := fetchOutcome{tree: tree, err: err, took: r.clock().Sub(start), timedOut: timedOut(fctx, err), from: from}
+		cancel()
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		var notFound *sources.PathNotFoundError
+		switch {
+		case err == nil && from != "" && from != tree.Revision:
+			out.relation, out.relationErr = sources.CompareRevisions(cctx, req, from, tree.Revision)
+		case err == nil, errors.As(err, &notFound), ctx.Err() != nil:
+		default:
+			out.last, out.lastErr = lastGood(cctx, from, req)
+		}
+		return out
+	}
 }
 
 func (r *Reconciler) fetched(obj *olmsyncv1alpha1.Sync, p *pass, tree *sources.Tree, fetchErr error) {
@@ -86,11 +130,11 @@ func logFetch(ctx context.Context, obj *olmsyncv1alpha1.Sync, req sources.FetchR
 }
 
 // lastGood reads the last applied revision back from the cache.
-func (r *Reconciler) lastGood(ctx context.Context, obj *olmsyncv1alpha1.Sync, req sources.FetchRequest) (*sources.Tree, error) {
-	if obj.Status.LastAppliedRevision == "" {
+func lastGood(ctx context.Context, revision string, req sources.FetchRequest) (*sources.Tree, error) {
+	if revision == "" {
 		return nil, errors.New("no revision was applied yet")
 	}
-	return sources.OpenCached(ctx, req, obj.Status.LastAppliedRevision)
+	return sources.OpenCached(ctx, req, revision)
 }
 
 // fetchReason is the FetchFailed reason of a fetch error.

@@ -29,7 +29,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *olmsyncv1alpha1.Sync) (c
 		}
 	}
 	controllerutil.RemoveFinalizer(obj, Finalizer)
-	r.memory.forget(key(obj))
+	r.forget(key(obj))
 	r.Metrics.Forget(obj)
 	remotes.forget(obj.UID)
 	return ctrl.Result{}, nil

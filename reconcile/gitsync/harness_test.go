@@ -1,6 +1,7 @@
 package gitsync_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -23,8 +24,10 @@ import (
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/check"
+	"github.com/olmsync/olmsync/internal/memguard"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/reconcile"
 	"github.com/olmsync/olmsync/reconcile/gitsync"
 	"github.com/olmsync/olmsync/reconcile/olm"
@@ -32,6 +35,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	policy.ServeSandboxIfAsked() // the sandbox of users' rules is this binary
 	ctrl.SetLogger(logr.Discard())
 	os.Exit(testenv.Run(m))
 }
@@ -110,7 +114,10 @@ func newManager(t testing.TB, ctx context.Context, cfg *rest.Config, o managerOp
 			HealthPollInterval:      300 * time.Millisecond,
 			CRDTimeout:              20 * time.Second,
 			MaxConcurrentReconciles: o.concurrent,
-			Check:                   check.Options{PolicyTimeout: o.policyTimeout},
+			// What olmsync run builds with: a share of the default memory ceiling for each
+			// worker, users' rules in a sandbox.
+			Check: gitsync.BoundedChecks(check.Options{PolicyTimeout: o.policyTimeout}, memguard.DefaultLimit,
+				cmp.Or(o.concurrent, gitsync.DefaultMaxConcurrentReconciles)),
 		},
 	})
 	if err != nil {

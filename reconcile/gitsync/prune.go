@@ -207,13 +207,16 @@ func (r *Reconciler) recordPrune(ctx context.Context, obj *olmsyncv1alpha1.Sync,
 
 // revisionChanged says, in status.lastRevisionChange, the log and (when the branch did
 // not move forwards) a Warning Event, how the revision about to become the applied one
-// relates to the one applied before it. It reads only the cache.
+// relates to the one applied before it: as the fetch told, which reads only the cache.
 func (r *Reconciler) revisionChanged(ctx context.Context, obj *olmsyncv1alpha1.Sync, p *pass) {
 	from, to := obj.Status.LastAppliedRevision, p.tree.Revision
 	if from == "" {
 		return
 	}
-	rel, err := sources.CompareRevisions(ctx, p.req, from, to)
+	rel, err := p.fetched.relation, p.fetched.relationErr
+	if p.fetched.from != from || p.fetched.tree == nil || p.fetched.tree.Revision != to {
+		rel, err = sources.CompareRevisions(ctx, p.req, from, to) // not told by the fetch
+	}
 	if err != nil {
 		log.FromContext(ctx).Info("cannot relate the revisions", "from", from, "to", to, "error", err.Error())
 	}

@@ -42,6 +42,9 @@ const Finalizer = "olmsync.dev/finalizer"
 const (
 	DefaultRetryInterval      = 30 * time.Second
 	DefaultHealthPollInterval = 5 * time.Second
+	// DefaultMaxConcurrentReconciles is how many Syncs are reconciled at once unless
+	// Options say otherwise (4, as Flux's controllers).
+	DefaultMaxConcurrentReconciles = 4
 )
 
 // Options configure the Sync reconciler.
@@ -69,8 +72,14 @@ type Options struct {
 	HealthPollInterval time.Duration
 	// CRDTimeout bounds the wait for applied CRDs to be established (apply's default when 0).
 	CRDTimeout time.Duration
-	// MaxConcurrentReconciles is how many Syncs are reconciled at once (4 when 0, as Flux).
+	// MaxConcurrentReconciles is how many Syncs are reconciled at once
+	// (DefaultMaxConcurrentReconciles when 0).
 	MaxConcurrentReconciles int
+	// MaxConcurrentFetches is the fetch slots, off the reconcile workers
+	// (DefaultMaxConcurrentFetches when 0): a fetch holds one for 10 s at most; a quarter
+	// as many fetches of one server run at once, and a slow lane of a quarter as many slots
+	// serves the Syncs whose last fetch was slow.
+	MaxConcurrentFetches int
 	// Selector, when set, is the label selector of this shard's Syncs (olmsync run
 	// --watch-label-selector): the manager's cache holds only those, and a Sync read that no
 	// longer matches (relabelled into another shard) is left to that shard.
@@ -92,8 +101,9 @@ type Reconciler struct {
 	Metrics  *metrics.Recorder
 	Options  Options
 
-	memory memory
-	now    func() time.Time
+	memory  memory
+	fetches *fetches
+	now     func() time.Time
 	// afterApply, set by tests only, runs right after an apply and before anything of it
 	// is written to the Sync's status: where a crash leaves applied objects that the
 	// status never recorded.
@@ -108,9 +118,12 @@ type pass struct {
 	client client.Client
 	// previous is the inventory before this reconcile.
 	previous *inventory.Inventory
-	// req is the fetch spec.source makes; tree what it read.
-	req  sources.FetchRequest
-	tree *sources.Tree
+	// req is the fetch spec.source makes; fetched its outcome, tree what it read.
+	req     sources.FetchRequest
+	fetched fetchOutcome
+	tree    *sources.Tree
+	// fetching: the fetch is under way; this reconcile ends and the next takes it.
+	fetching bool
 	// fetchErr is the fetch's error when tree is the last good revision from the cache.
 	fetchErr error
 	// last is what the reconciler remembers of the Sync's last apply; due says whether
@@ -136,14 +149,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	obj := &olmsyncv1alpha1.Sync{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.memory.forget(req.NamespacedName)
+			r.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !r.inShard(obj) {
 		// Relabelled into another shard: the cache saw it leave, and that shard's manager
 		// reconciles it from now on.
-		r.memory.forget(req.NamespacedName)
+		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	patcher := patch.NewSerialPatcher(obj, r.Client)
@@ -163,6 +176,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	var p *pass
 	defer func() {
+		if p != nil && p.fetching {
+			// Nothing of this pass is news: the reconcile that takes the fetch's
+			// outcome tells what came of it.
+			retErr = r.patch(ctx, obj, patcher, retErr)
+			return
+		}
 		obj.Status.ObservedGeneration = obj.Generation
 		obj.Status.LastHandledReconcileAt = requestedAt(obj)
 		r.recordHistory(obj, p, start, readyBefore)
@@ -171,6 +190,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		r.Metrics.RecordReconcile(obj, start)
 	}()
 	if obj.Spec.Suspend {
+		r.fetches.forget(req.NamespacedName)
 		conditions.MarkFalse(obj, olmsyncv1alpha1.ReadyCondition, olmsyncv1alpha1.SuspendedReason, "reconciliation is suspended")
 		conditions.Delete(obj, olmsyncv1alpha1.ReconcilingCondition)
 		return ctrl.Result{}, nil
@@ -183,9 +203,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	p = &pass{patcher: patcher, last: r.memory.get(req.NamespacedName)}
 	err := r.run(ctx, obj, p, []step{r.dependencies, r.fetch, r.build, r.apply, r.prune, r.checkHealth})
+	if errors.Is(err, errFetching) {
+		p.fetching = true
+		return ctrl.Result{}, nil // the fetch puts the Sync back on the queue when it is done
+	}
 	res, err := r.result(ctx, obj, p, err)
 	r.notify(ctx, obj, p)
 	return res, err
+}
+
+// forget drops what the reconciler keeps of a Sync that is gone or another shard's: its
+// last apply and its fetch.
+func (r *Reconciler) forget(k types.NamespacedName) {
+	r.memory.forget(k)
+	r.fetches.forget(k)
 }
 
 // inShard reports whether obj is one of this manager's Syncs (all without a selector).

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	"github.com/olmsync/olmsync/policy"
@@ -32,13 +33,17 @@ func SetupWithManager(mgr ctrl.Manager, opts Options, rec *metrics.Recorder) (*R
 		Recorder:  mgr.GetEventRecorder(ControllerName),
 		Metrics:   rec,
 		Options:   opts,
+		fetches:   newFetches(opts.MaxConcurrentFetches),
+	}
+	if err := mgr.Add(r.fetches); err != nil {
+		return nil, err
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &olmsyncv1alpha1.Sync{}, dependsOnIndex, dependsOnKeys); err != nil {
 		return nil, fmt.Errorf("index syncs by dependsOn: %w", err)
 	}
 	workers := opts.MaxConcurrentReconciles
 	if workers <= 0 {
-		workers = 4
+		workers = DefaultMaxConcurrentReconciles
 	}
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
@@ -49,6 +54,8 @@ func SetupWithManager(mgr ctrl.Manager, opts Options, rec *metrics.Recorder) (*R
 		// A Sync whose Ready changes wakes the Syncs that depend on it.
 		Watches(&olmsyncv1alpha1.Sync{}, handler.EnqueueRequestsFromMapFunc(r.dependents),
 			builder.WithPredicates(readyChanged{})).
+		// A Sync whose fetch is done, off the workers, is reconciled again to take it.
+		WatchesRawSource(source.Func(r.fetches.source)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 	return r, err

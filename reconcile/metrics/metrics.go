@@ -12,6 +12,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
+	"github.com/olmsync/olmsync/sources"
 )
 
 // The outcomes of a fetch, for olmsync_git_fetch_duration_seconds's result label.
@@ -98,7 +99,11 @@ func (r *Recorder) RecordReconcile(obj *olmsyncv1alpha1.Sync, start time.Time) {
 	if obj.Spec.Suspend {
 		suspended = "true"
 	}
-	labels := []string{olmsyncv1alpha1.SyncKind, obj.Name, obj.Namespace, ready, suspended, obj.Spec.Source.URL, obj.Status.LastAppliedRevision}
+	// The URL as every message shows it: a Sync created before the CRD refused credentials
+	// in it, or with a query value under a name the CRD does not know, may hold one, and
+	// the metrics endpoint is read by whoever scrapes it.
+	url := sources.RedactURL(obj.Spec.Source.URL)
+	labels := []string{olmsyncv1alpha1.SyncKind, obj.Name, obj.Namespace, ready, suspended, url, obj.Status.LastAppliedRevision}
 	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Name}
 	r.mu.Lock()
 	defer r.mu.Unlock()

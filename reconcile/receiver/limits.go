@@ -1,9 +1,11 @@
 package receiver
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -11,7 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// limiter is a token bucket per source address.
+// limiter is a token bucket per source address. It remembers at most maxRemembered
+// sources, and never forgets one that is limited: a flood from more addresses than that
+// makes it forget the sources that are not limited (whose bucket a new one would give back
+// at most its burst), never hand a limited source a new bucket.
 type limiter struct {
 	mu      sync.Mutex
 	every   rate.Limit
@@ -32,7 +37,8 @@ func newLimiter(perMinute, burst int, now func() time.Time) *limiter {
 }
 
 // allow takes a token of the source's bucket; when there is none, it says how long until
-// there is one.
+// there is one. A new source, when every source remembered is limited, waits as they do
+// until the first of them has a token again.
 func (l *limiter) allow(addr string) (time.Duration, bool) {
 	if l.off {
 		return 0, true
@@ -43,7 +49,9 @@ func (l *limiter) allow(addr string) (time.Duration, bool) {
 	s, ok := l.sources[addr]
 	if !ok {
 		if len(l.sources) >= maxRemembered {
-			l.sweep(now)
+			if wait := l.makeRoom(now); wait > 0 {
+				return wait, false
+			}
 		}
 		s = &source{bucket: rate.NewLimiter(l.every, l.burst)}
 		l.sources[addr] = s
@@ -57,18 +65,49 @@ func (l *limiter) allow(addr string) (time.Duration, bool) {
 	return 0, true
 }
 
-// sweep forgets the sources whose bucket has filled up again (nothing of theirs is
-// remembered that a new bucket would not have), and, were that not enough, all of them.
-func (l *limiter) sweep(now time.Time) {
-	full := time.Duration(float64(l.burst)/float64(l.every)) * time.Second
+// makeRoom forgets sources so that a new one can be remembered: first those whose bucket
+// has filled up again (nothing of theirs is remembered that a new bucket would not have),
+// then, were that not enough, those that are not limited, the fullest buckets first, down
+// to three quarters of maxRemembered (so that a flood does not sort them at every request).
+// A limited source is never forgotten: when every one is, nothing is, and makeRoom says how
+// long until the first of them has a token again.
+func (l *limiter) makeRoom(now time.Time) time.Duration {
+	full := time.Duration(float64(l.burst) / float64(l.every) * float64(time.Second))
 	for addr, s := range l.sources {
 		if now.Sub(s.last) > full {
 			delete(l.sources, addr)
 		}
 	}
-	if len(l.sources) >= maxRemembered {
-		clear(l.sources)
+	if len(l.sources) < maxRemembered {
+		return 0
 	}
+	type candidate struct {
+		addr   string
+		tokens float64
+	}
+	var free []candidate
+	soonest := time.Duration(-1)
+	for addr, s := range l.sources {
+		tokens := s.bucket.TokensAt(now)
+		if tokens >= 1 {
+			free = append(free, candidate{addr, tokens})
+			continue
+		}
+		if wait := time.Duration((1 - tokens) / float64(l.every) * float64(time.Second)); soonest < 0 || wait < soonest {
+			soonest = wait
+		}
+	}
+	slices.SortFunc(free, func(a, b candidate) int { return cmp.Compare(b.tokens, a.tokens) })
+	for _, c := range free {
+		if len(l.sources) <= maxRemembered*3/4 {
+			break
+		}
+		delete(l.sources, c.addr)
+	}
+	if len(l.sources) < maxRemembered {
+		return 0
+	}
+	return max(soonest, time.Millisecond)
 }
 
 // deliveries remembers the deliveries handled within a window.

@@ -275,15 +275,93 @@ func TestTrickledBodyClosed(t *testing.T) {
 	}
 }
 
-// TestLimiterSweep: the sources remembered stay bounded, however many there are.
+// TestLimiterSweep: the sources remembered stay bounded, however many there are; when
+// every one remembered is limited, none is forgotten, and a new source waits until the
+// first of them has a token again.
 func TestLimiterSweep(t *testing.T) {
 	clk := newClock()
 	l := newLimiter(60, 5, clk.Now)
+	addr := func(i int) string { return fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255) }
 	for i := range maxRemembered + 10 {
-		l.allow(fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255))
+		l.allow(addr(i))
 		clk.Add(time.Millisecond)
 	}
 	if n := len(l.sources); n > maxRemembered {
 		t.Errorf("%d sources remembered, more than %d", n, maxRemembered)
+	}
+
+	clk.Add(time.Hour)
+	l = newLimiter(60, 5, clk.Now)
+	for i := range maxRemembered {
+		for range 6 {
+			l.allow(addr(i)) // its burst, and one refused: limited
+		}
+	}
+	wait, ok := l.allow("192.0.2.1")
+	if ok || wait <= 0 || wait > time.Second {
+		t.Errorf("a new source while every one remembered is limited: allowed %v, wait %s; want refused for at most a second", ok, wait)
+	}
+	if _, ok := l.allow(addr(0)); ok {
+		t.Error("a limited source was forgotten to make room")
+	}
+	clk.Add(time.Second) // a token each
+	if _, ok := l.allow("192.0.2.1"); !ok {
+		t.Error("a new source refused once the sources remembered have a token again")
+	}
+	if n := len(l.sources); n > maxRemembered {
+		t.Errorf("%d sources remembered, more than %d", n, maxRemembered)
+	}
+}
+
+// TestRateLimitHoldsUnderAFlood (issue 30): 10,100 requests from as many addresses wiped
+// the limiter's memory, so that an address answered 429 was answered 401 right after.
+// Now the flood makes it forget sources that are not limited: the limited address is
+// still answered 429, a new one is served, and no more than maxRemembered sources are
+// remembered. Addresses of one IPv6 /64, which one client holds, share a bucket.
+func TestRateLimitHoldsUnderAFlood(t *testing.T) {
+	env := testenv.Get(t)
+	ns := fixture(t, env)
+	clk := newClock()
+	srv := newServerWith(t, env, nil, Options{RatePerMinute: 6, Burst: 2, Now: clk.Now})
+	post := func(from string) int {
+		r := httptest.NewRequest(http.MethodPost, "/hooks/"+ns+"/platform", bytes.NewReader(pushPayload))
+		r.RemoteAddr = net.JoinHostPort(from, "40000")
+		r.Header.Set(GitLabTokenHeader, "guess")
+		w := httptest.NewRecorder()
+		srv.handler.ServeHTTP(w, r)
+		return w.Code
+	}
+	for range 3 {
+		post("192.0.2.1")
+	}
+	if code := post("192.0.2.1"); code != http.StatusTooManyRequests {
+		t.Fatalf("past the burst: status %d, want 429", code)
+	}
+	for i := range maxRemembered + 100 {
+		if code := post(fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255)); code != http.StatusUnauthorized {
+			t.Fatalf("flood request %d: status %d, want 401", i, code)
+		}
+		if i%1000 == 0 {
+			clk.Add(100 * time.Millisecond) // the flood takes a second: no token comes back
+		}
+	}
+	if code := post("192.0.2.1"); code != http.StatusTooManyRequests {
+		t.Errorf("the limited address after the flood: status %d, want 429", code)
+	}
+	if code := post("198.51.100.7"); code != http.StatusUnauthorized {
+		t.Errorf("a new address after the flood: status %d, want 401", code)
+	}
+	if n := len(srv.handler.limiter.sources); n > maxRemembered {
+		t.Errorf("%d sources remembered, more than %d", n, maxRemembered)
+	}
+
+	for i := range 3 {
+		post(fmt.Sprintf("2001:db8:1:2::%x", i+1))
+	}
+	if code := post("2001:db8:1:2:ffff::9"); code != http.StatusTooManyRequests {
+		t.Errorf("another address of the same /64 past its burst: status %d, want 429", code)
+	}
+	if code := post("2001:db8:1:3::1"); code != http.StatusUnauthorized {
+		t.Errorf("an address of another /64: status %d, want 401", code)
 	}
 }

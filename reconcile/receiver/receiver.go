@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,11 +176,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // sourceOf is the address a request came from, without its port: what the rate limit
-// counts. Forwarded headers are not read: anyone can write them.
+// counts. An IPv6 address counts as its /64, which one client holds whole. Forwarded headers
+// are not read: anyone can write them.
 func sourceOf(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return r.RemoteAddr
+		host = r.RemoteAddr
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil || !ip.Is6() || ip.Is4In6() {
+		return host
+	}
+	if p, err := ip.WithZone("").Prefix(64); err == nil {
+		return p.String()
 	}
 	return host
 }

@@ -50,3 +50,29 @@ func MaxLines(data []byte) int {
 	}
 	return n
 }
+
+// Amplified is a resource of about 8 KB, named t<i>, whose spec holds an anchor of 4,000
+// distinct scalars and 95 aliases of it: 384,000 nodes once aliases are expanded, 98.9 %
+// of them aliased, under every per-file threshold of the alias check. Sixteen of them
+// took `olmsync check` to 1.17 GB and `olmsync run` down with every Sync (issue 30).
+func Amplified(i int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: example.com/v1\nkind: Thing\nmetadata:\n  name: t%d\nspec:\n  a: &a [", i)
+	for k := range 4000 {
+		if k > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "v%d_%d", i, k)
+	}
+	b.WriteString("]\n")
+	for j := range 95 {
+		fmt.Fprintf(&b, "  b%d: *a\n", j)
+	}
+	return b.String()
+}
+
+// Scalars is a resource named big whose spec holds a list of n scalars: at 990,000, about
+// 2 MB, under the 1,000,000 nodes and 3 MiB a file may have, and it peaked at 903 MB.
+func Scalars(n int) string {
+	return "apiVersion: example.com/v1\nkind: Thing\nmetadata:\n  name: big\nspec:\n  a: [" + strings.TrimSuffix(strings.Repeat("1,", n), ",") + "]\n"
+}
