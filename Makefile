@@ -201,14 +201,17 @@ envtest: $(ENVTEST_DIR)/kube-apiserver $(ENVTEST_DIR)/etcd ## Build the pinned k
 	@mkdir -p bin && ln -sfn $(ENVTEST_DIR) bin/k8s
 	@echo "envtest binaries: $(ENVTEST_DIR) (kube-apiserver $(KUBE_VERSION), etcd $(ETCD_VERSION))"
 
+# The control plane's wrapper modules are built with the machine's own Go (GOTOOLCHAIN=local):
+# they need Go 1.26, not olmsync's 1.27, and the pinned Kubernetes and etcd are built and
+# cached (once per pin) with the Go they were tried with.
 $(ENVTEST_DIR)/kube-apiserver:
 	@mkdir -p $(@D)
-	cd hack/envtest/kube-apiserver && go build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $@.tmp k8s.io/kubernetes/cmd/kube-apiserver
+	cd hack/envtest/kube-apiserver && GOTOOLCHAIN=local go build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $@.tmp k8s.io/kubernetes/cmd/kube-apiserver
 	mv $@.tmp $@
 
 $(ENVTEST_DIR)/etcd:
 	@mkdir -p $(@D)
-	cd hack/envtest/etcd && go build -trimpath -ldflags "-s -w" -o $@.tmp .
+	cd hack/envtest/etcd && GOTOOLCHAIN=local go build -trimpath -ldflags "-s -w" -o $@.tmp .
 	mv $@.tmp $@
 
 ##@ Tools
