@@ -42,7 +42,10 @@ import (
 func TestMain(m *testing.M) { os.Exit(testenv.Run(m)) }
 
 // TestServerVersion guards the Makefile's -ldflags: a kube-apiserver built without them
-// reports v0.0.0, and every CSV minKubeVersion check would then fail.
+// reports v0.0.0, and every CSV minKubeVersion check would then fail. The server is the
+// Kubernetes release pinned in hack/envtest/kube-apiserver (its patch included), and that pin
+// stays within one minor of the k8s.io client modules olmsync is built with, the skew
+// Kubernetes supports between client-go and an API server.
 func TestServerVersion(t *testing.T) {
 	env := testenv.Get(t)
 	got, err := env.ServerVersion()
@@ -53,28 +56,32 @@ func TestServerVersion(t *testing.T) {
 	if err != nil {
 		t.Fatalf("server version %q: %v", got, err)
 	}
-	want := moduleMinor(t, "k8s.io/apimachinery")
-	if v.Major != 1 || v.Minor != want {
-		t.Errorf("kube-apiserver reports %s, want v1.%d.x (the minor of the k8s.io modules)", got, want)
+	pin := moduleVersion(t, "../../hack/envtest/kube-apiserver/go.mod", "k8s.io/kubernetes")
+	if !v.Equals(pin) {
+		t.Errorf("kube-apiserver reports %s, want v%s (the pin in hack/envtest/kube-apiserver/go.mod)", got, pin)
+	}
+	client := moduleVersion(t, "../../go.mod", "k8s.io/apimachinery")
+	if skew := int64(client.Minor) - int64(pin.Minor); pin.Major != 1 || skew < -1 || skew > 1 {
+		t.Errorf("the envtest pin v%s is more than one minor from the client modules v%s", pin, client)
 	}
 }
 
-// moduleMinor reads the minor version of a required module from the repository's go.mod.
-func moduleMinor(t *testing.T, path string) uint64 {
+// moduleVersion reads the version of a required module from a go.mod file.
+func moduleVersion(t *testing.T, goMod, path string) semver.Version {
 	t.Helper()
-	data, err := os.ReadFile("../../go.mod")
+	data, err := os.ReadFile(goMod)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(path) + `\s+(v\S+)`).FindSubmatch(data)
 	if m == nil {
-		t.Fatalf("%s is not required in go.mod", path)
+		t.Fatalf("%s is not required in %s", path, goMod)
 	}
 	v, err := semver.ParseTolerant(string(m[1]))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return v.Minor
+	return v
 }
 
 // TestCRDsServed checks what kubectl and consoles rely on: names, short names, scope,

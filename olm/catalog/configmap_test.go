@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,18 @@ import (
 
 	"github.com/olmsync/olmsync/internal/shareddata"
 )
+
+// notAList is the error sigs.k8s.io/yaml gives for a YAML value that is not a list, as this
+// Go release words it.
+func notAList(t *testing.T, value string) error {
+	t.Helper()
+	var items []json.RawMessage
+	err := yaml.Unmarshal([]byte(value), &items)
+	if err == nil {
+		t.Fatalf("%q unmarshals as a list", value)
+	}
+	return err
+}
 
 // yamlList writes manifests as one YAML list, the way a ConfigMap catalog holds them.
 func yamlList(t *testing.T, manifests ...string) string {
@@ -89,7 +102,10 @@ func TestLoadConfigMap(t *testing.T) {
 				return configMap("not: a list", yamlList(t, csv("example.v0.1.2", "0.1.2", "")), pkgs+"- packageName: [\n")
 			},
 			problems: []problemKey{
-				errorKey(CodeParse, "", "", "", "customResourceDefinitions is not a YAML list: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal object into Go value of type []json.RawMessage"),
+				// The rest of the message is Go's encoding/json, whose wording moves with
+				// the Go release (Go 1.27 names []jsontext.Value where 1.26 said
+				// []json.RawMessage); what is ours is the key and "is not a YAML list".
+				errorKey(CodeParse, "", "", "", "customResourceDefinitions is not a YAML list: %v", notAList(t, "not: a list")),
 				errorKey(CodeParse, "", "", "", "packages is not a YAML list: error converting YAML to JSON: yaml: line 6: did not find expected node content"),
 				{SeverityWarning, CodeBundleNotInChannel, "", "", "example.v0.1.2", "no channel of any package reaches this ClusterServiceVersion; it is not in the catalog"},
 			},
