@@ -131,6 +131,7 @@ func benchSteadyState(b *testing.B, imageOnly bool) {
 
 		b.ReportMetric(elapsed.Seconds(), "s-to-steady-state")
 		b.ReportMetric(float64(m.Requests.Load()), "api-requests")
+		b.ReportMetric(float64(m.Requests.Load())/float64(benchNamespaces*subscriptionsPerNamespace), "requests-per-subscription")
 		spent.report(b, "")
 		b.Logf("the manager's requests by kind, most first:\n%s", strings.Join(m.ByRequest.Top(25), "\n"))
 		b.Logf("of them refused, by kind and status:\n%s", strings.Join(m.Refused.Top(15), "\n"))
@@ -166,6 +167,8 @@ func benchSteadyState(b *testing.B, imageOnly bool) {
 		b.ReportMetric(float64(replay.requests), "writes-only-requests")
 		replay.cpu.report(b, "writes-only-")
 		b.ReportMetric(replay.elapsed.Seconds()/floor.elapsed.Seconds(), "x-writes-only")
+		// Issue 32's ratio: the controllers' phase against their own writes replayed.
+		b.ReportMetric(elapsed.Seconds()/replay.elapsed.Seconds(), "x-own-writes")
 	}
 }
 
