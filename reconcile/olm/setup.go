@@ -2,6 +2,7 @@ package olm
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 	"github.com/olmsync/olmsync/reconcile/olm/operatorcondition"
 	"github.com/olmsync/olmsync/reconcile/olm/operatorgroup"
 	"github.com/olmsync/olmsync/reconcile/olm/subscription"
+	"github.com/olmsync/olmsync/reconcile/olm/written"
 )
 
 // DefaultMaxConcurrentReconciles is how many objects each controller reconciles at once
@@ -102,7 +104,19 @@ type Options struct {
 // on (LeaderElectionID); CacheByObject narrows what it caches.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	workers := cmp.Or(opts.MaxConcurrentReconciles, DefaultMaxConcurrentReconciles)
-	err := csv.SetupWithManager(mgr, csv.Options{
+	// What the controllers wrote that the cache may not show yet, shared by them: an
+	// InstallPlan's steps and the CSV controller write the same ServiceAccounts and RBAC, and
+	// the Subscription and InstallPlan controllers the same plans.
+	// Only objects the cache shows are remembered: the manager's cache is narrowed by
+	// CacheByObject.
+	writes := written.New(mgr.GetScheme(), CacheByObject())
+	err := writes.Watch(context.Background(), mgr.GetCache(), &appsv1.Deployment{},
+		&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}, &rbacv1.ClusterRole{}, &rbacv1.ClusterRoleBinding{})
+	if err != nil {
+		return fmt.Errorf("watch the controllers' writes: %w", err)
+	}
+	plans := &written.Versions{}
+	err = csv.SetupWithManager(mgr, csv.Options{
 		Copies: groups.CopyOptions{
 			DisableCopiedCSVs:   opts.DisableCopiedCSVs,
 			ProtectedNamespaces: opts.ProtectedNamespaces,
@@ -111,14 +125,15 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		MaxConcurrentReconciles: workers,
 		Certs:                   opts.Certs,
 		RetryInterval:           opts.RetryInterval,
+		Written:                 writes,
 	})
 	if err != nil {
 		return fmt.Errorf("set up clusterserviceversion controller: %w", err)
 	}
-	if err := operatorgroup.SetupWithManager(mgr, operatorgroup.Options{ResyncInterval: opts.ResyncInterval, MaxConcurrentReconciles: workers}); err != nil {
+	if err := operatorgroup.SetupWithManager(mgr, operatorgroup.Options{ResyncInterval: opts.ResyncInterval, MaxConcurrentReconciles: workers, Written: writes}); err != nil {
 		return fmt.Errorf("set up operatorgroup controller: %w", err)
 	}
-	if err := operatorcondition.SetupWithManager(mgr); err != nil {
+	if err := operatorcondition.SetupWithManager(mgr, writes); err != nil {
 		return fmt.Errorf("set up operatorcondition controller: %w", err)
 	}
 	registry := opts.Catalogs
@@ -138,6 +153,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	err = installplan.SetupWithManager(mgr, registry, images, installplan.Options{
 		RetryInterval: opts.RetryInterval, BundleUnpackTimeout: opts.BundleUnpackTimeout,
 		ExecutionRetryTimeout: opts.InstallPlanRetryTimeout, MaxConcurrentReconciles: workers,
+		Written: writes, Plans: plans,
 	})
 	if err != nil {
 		return fmt.Errorf("set up installplan controller: %w", err)
@@ -148,6 +164,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		FailedPlanRetryInterval: opts.FailedPlanRetryInterval,
 		RetryInterval:           opts.RetryInterval,
 		MaxConcurrentReconciles: workers,
+		Plans:                   plans,
 	})
 	if err != nil {
 		return fmt.Errorf("set up subscription controller: %w", err)

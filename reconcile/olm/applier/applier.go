@@ -16,6 +16,7 @@ import (
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/olm/install"
+	"github.com/olmsync/olmsync/reconcile/olm/written"
 )
 
 // Applier writes what a CSV's install strategy makes. Every write is a create-or-update that
@@ -27,6 +28,12 @@ type Applier struct {
 	// APIReader reads what the cache may not hold: an object that exists but was not created
 	// by olmsync (outside a label-filtered cache). Required.
 	APIReader client.Reader
+	// Written are the objects the manager's controllers wrote that the cache may not show
+	// yet (the manager's, shared by its controllers): what apply writes is remembered there,
+	// and a cached object is read through it, so that an object just created — here or by an
+	// InstallPlan's step — is not created again, nor updated from the version a write
+	// replaced. Nil remembers nothing.
+	Written *written.Objects
 }
 
 // EnsurePermissions creates or updates the service accounts and RBAC of p. A service account
@@ -228,42 +235,97 @@ func (a *Applier) OwnedDeployments(ctx context.Context, csv *v1alpha1.ClusterSer
 }
 
 // apply creates desired, or merges it into the existing object and updates that when the merge
-// changed anything. newObj returns an empty object of desired's type to read into. An update
-// the API server refuses as a conflict — the cache's copy was older than the object: this
-// controller's own last write not yet seen, or Kubernetes' aggregation controller filling an
+// changed anything. newObj returns an empty object of desired's type to read into. The
+// existing object is read from the cache through Written: one this process created or
+// updated moments ago is taken as written, not as missing or at an older version. An update
+// the API server refuses as a conflict — the copy read was older than the object: a write
+// the cache and Written do not show, or Kubernetes' aggregation controller filling an
 // aggregated ClusterRole's rules — is merged into the API server's copy and written once
 // more, instead of failing the reconcile for a retry (TestApplyAfterAStaleRead).
 func apply[T client.Object](ctx context.Context, a *Applier, desired T, newObj func() T, merge func(existing, desired T)) error {
 	key := client.ObjectKeyFromObject(desired)
 	kind := desired.GetObjectKind().GroupVersionKind().Kind
 	existing := newObj()
-	err := a.Client.Get(ctx, key, existing)
+	if created, err := getOrCreate(ctx, a, kind, desired, existing); created || err != nil {
+		return err
+	}
+	err := mergeAndRemember(ctx, a, existing, desired, merge)
 	if apierrors.IsNotFound(err) {
-		err = a.Client.Create(ctx, desired.DeepCopyObject().(T))
-		if err == nil {
-			return nil
+		// Deleted since the copy read was written, the cache not showing it yet: create it.
+		a.Written.Forget(existing)
+		created := desired.DeepCopyObject().(T)
+		ran, err := a.Written.Create(ctx, created, func() error { return a.Client.Create(ctx, created) })
+		if !ran && err == nil {
+			// Another writer of this process created it at this moment: this create is
+			// refused (AlreadyExists) and the reconcile retried, which merges desired in.
+			err = a.Client.Create(ctx, created)
 		}
-		if !apierrors.IsAlreadyExists(err) {
+		if err != nil {
 			return fmt.Errorf("create %s %s: %w", kind, key, err)
 		}
-		// It exists, out of the cache's sight: read it from the API server.
-		err = a.APIReader.Get(ctx, key, existing)
+		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("get %s %s: %w", kind, key, err)
-	}
-	err = mergeAndUpdate(ctx, a.Client, existing, desired, merge)
 	if apierrors.IsConflict(err) {
+		a.Written.Forget(existing)
 		fresh := newObj()
 		if err := a.APIReader.Get(ctx, key, fresh); err != nil {
 			return fmt.Errorf("get %s %s: %w", kind, key, err)
 		}
-		err = mergeAndUpdate(ctx, a.Client, fresh, desired, merge)
+		err = mergeAndRemember(ctx, a, fresh, desired, merge)
 	}
 	if err != nil {
 		return fmt.Errorf("update %s %s: %w", kind, key, err)
 	}
 	return nil
+}
+
+// getOrCreate reads the object key names into existing (from the cache, through Written),
+// or creates desired when there is none (created). A create another writer of this process
+// is making at the same moment is waited for and read, not made again; one refused as
+// AlreadyExists (an object out of the cache's sight, or not in it yet) reads the object from
+// the API server, which is remembered as written when the cache will show it.
+func getOrCreate[T client.Object](ctx context.Context, a *Applier, kind string, desired, existing T) (bool, error) {
+	key := client.ObjectKeyFromObject(desired)
+	for waited := false; ; waited = true {
+		err := a.Written.Get(ctx, a.Client, key, existing)
+		if !apierrors.IsNotFound(err) {
+			if err != nil {
+				return false, fmt.Errorf("get %s %s: %w", kind, key, err)
+			}
+			return false, nil
+		}
+		created := desired.DeepCopyObject().(T)
+		ran, err := a.Written.Create(ctx, created, func() error { return a.Client.Create(ctx, created) })
+		switch {
+		case !ran && err == nil && !waited:
+			continue // made by another writer of this process meanwhile: read it
+		case !ran && err == nil:
+			err = a.Client.Create(ctx, created)
+		}
+		if err == nil {
+			return true, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return false, fmt.Errorf("create %s %s: %w", kind, key, err)
+		}
+		// It exists, out of the cache's sight or not in it yet: read it from the API server,
+		// and remember the copy read, so that the next sync does not try the create again.
+		if err := a.APIReader.Get(ctx, key, existing); err != nil {
+			return false, fmt.Errorf("get %s %s: %w", kind, key, err)
+		}
+		a.Written.Wrote(existing, "")
+		return false, nil
+	}
+}
+
+// mergeAndRemember is mergeAndUpdate, remembering what it wrote in Written.
+func mergeAndRemember[T client.Object](ctx context.Context, a *Applier, existing, desired T, merge func(existing, desired T)) error {
+	replaced := existing.GetResourceVersion()
+	err := mergeAndUpdate(ctx, a.Client, existing, desired, merge)
+	if err == nil && existing.GetResourceVersion() != replaced {
+		a.Written.Wrote(existing, replaced)
+	}
+	return err
 }
 
 // mergeAndUpdate merges desired into existing and updates it when that changed anything.

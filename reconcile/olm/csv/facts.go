@@ -141,7 +141,7 @@ func (r *Reconciler) readCRDs(ctx context.Context, obj *v1alpha1.ClusterServiceV
 func (r *Reconciler) readServiceAccounts(ctx context.Context, obj *v1alpha1.ClusterServiceVersion, snap *phase.Snapshot) error {
 	for _, name := range install.ServiceAccountNames(obj) {
 		sa := &corev1.ServiceAccount{}
-		err := r.Client.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: name}, sa)
+		err := r.Options.Written.Get(ctx, r.Client, client.ObjectKey{Namespace: obj.Namespace, Name: name}, sa)
 		switch {
 		case apierrors.IsNotFound(err):
 			continue

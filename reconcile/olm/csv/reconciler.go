@@ -24,6 +24,7 @@ import (
 	"github.com/olmsync/olmsync/reconcile/olm/applier"
 	"github.com/olmsync/olmsync/reconcile/olm/metrics"
 	"github.com/olmsync/olmsync/reconcile/olm/patcher"
+	"github.com/olmsync/olmsync/reconcile/olm/written"
 )
 
 // Finalizer is the finalizer OLM puts on every CSV that is not a copy: the CSV's cleanup of
@@ -49,6 +50,11 @@ type Options struct {
 	// RetryInterval is how soon a CSV waiting for its APIServices to become Available is
 	// looked at again (DefaultRetryInterval when zero).
 	RetryInterval time.Duration
+	// Written are the manager's controllers' writes the cache may not show yet (shared by
+	// them): the permissions and deployments the applier writes are read through it and
+	// remembered in it — an InstallPlan writes the same ServiceAccounts and RBAC. Nil
+	// remembers nothing.
+	Written *written.Objects
 }
 
 // Reconciler reconciles ClusterServiceVersions.
@@ -74,7 +80,7 @@ type Reconciler struct {
 }
 
 func (r *Reconciler) applier() *applier.Applier {
-	return &applier.Applier{Client: r.Client, APIReader: r.APIReader}
+	return &applier.Applier{Client: r.Client, APIReader: r.APIReader, Written: r.Options.Written}
 }
 
 // Reconcile takes one CSV a step further.

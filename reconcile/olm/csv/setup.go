@@ -76,7 +76,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.ClusterServiceVersion{}).
 		Watches(&v1alpha1.ClusterServiceVersion{}, handler.EnqueueRequestsFromMapFunc(r.neighbours),
 			builder.WithPredicates(copyChanged())).
-		Watches(&operatorsv1.OperatorGroup{}, handler.EnqueueRequestsFromMapFunc(r.csvsOfGroup)).
+		Watches(&operatorsv1.OperatorGroup{}, r.groupEvents()).
 		Watches(&operatorsv2.OperatorCondition{}, handler.EnqueueRequestsFromMapFunc(r.replacementsOf)).
 		Watches(&appsv1.Deployment{}, ownedByCSV).
 		Watches(&corev1.ServiceAccount{}, ownedByCSV).
@@ -180,25 +180,108 @@ func (r *Reconciler) replacementsOf(ctx context.Context, obj client.Object) []re
 	return requests(set)
 }
 
-// csvsOfGroup maps a group to the CSVs of its namespace and to the CSVs anywhere that provide
-// an API its olm.providedAPIs lists (seed 000: they are requeued, so that a conflict the group's
-// change resolved is noticed).
-func (r *Reconciler) csvsOfGroup(ctx context.Context, obj client.Object) []reconcile.Request {
-	og, ok := obj.(*operatorsv1.OperatorGroup)
-	if !ok {
+// groupEvents queues, for an event of an OperatorGroup, the CSVs of its namespace, and the
+// CSVs anywhere that provide an API its olm.providedAPIs lists and whose group intersects it
+// (seed 000: they are requeued, so that a conflict the group's change resolved is noticed;
+// OLM requeues every provider, cluster-wide). A group whose targets do not intersect this
+// one's is not read by the intersection check of its CSVs (groups.Conflicts), so its CSVs
+// have nothing to notice; an update's old and new targets both count. An update that changed
+// neither olm.providedAPIs nor the targets queues the namespace's CSVs only. In
+// BenchmarkSteadyState, where each of 100 namespaces has its own group and each API is
+// provided in ten namespaces, every group update queued about fifty CSVs, 8,300 of the CSV
+// controller's 11,000 reconciles, all but the namespace's five for nothing.
+func (r *Reconciler) groupEvents() handler.EventHandler {
+	all := func(ctx context.Context, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		if og, ok := obj.(*operatorsv1.OperatorGroup); ok {
+			for _, req := range r.csvsOfGroup(ctx, og, og) {
+				q.Add(req)
+			}
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			all(ctx, e.Object, q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			all(ctx, e.Object, q)
+		},
+		GenericFunc: func(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			all(ctx, e.Object, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			older, ok1 := e.ObjectOld.(*operatorsv1.OperatorGroup)
+			newer, ok2 := e.ObjectNew.(*operatorsv1.OperatorGroup)
+			if !ok1 || !ok2 {
+				return
+			}
+			if providedAPIsOrTargetsChanged(older, newer) {
+				for _, req := range r.csvsOfGroup(ctx, older, newer) {
+					q.Add(req)
+				}
+				return
+			}
+			for _, req := range r.csvsInNamespace(ctx, newer.Namespace) {
+				q.Add(req)
+			}
+		},
+	}
+}
+
+// providedAPIsOrTargetsChanged reports whether an update of a group changed what other
+// groups' CSVs read of it: its olm.providedAPIs, or the targets its intersection is judged on.
+func providedAPIsOrTargetsChanged(older, newer *operatorsv1.OperatorGroup) bool {
+	key := operatorsv1.OperatorGroupProvidedAPIsAnnotationKey
+	return older.Annotations[key] != newer.Annotations[key] || !slices.Equal(older.Status.Namespaces, newer.Status.Namespaces)
+}
+
+// csvsOfGroup maps a group, as it was (older) and is (newer), to the CSVs of its namespace and
+// to the CSVs of the groups it intersects (then or now) that provide an API it lists (then or
+// now). A provider in a namespace without exactly one group is queued too: which group it
+// belongs to is for its own sync to say.
+func (r *Reconciler) csvsOfGroup(ctx context.Context, older, newer *operatorsv1.OperatorGroup) []reconcile.Request {
+	set := map[types.NamespacedName]bool{}
+	for _, req := range r.csvsInNamespace(ctx, newer.Namespace) {
+		set[req.NamespacedName] = true
+	}
+	groupsOf := map[string][]operatorsv1.OperatorGroup{} // by namespace, listed once
+	intersects := func(namespace string) bool {
+		ogs, ok := groupsOf[namespace]
+		if !ok {
+			var list operatorsv1.OperatorGroupList
+			if err := r.Client.List(ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
+				log.FromContext(ctx).Error(err, "list operatorgroups", "namespace", namespace)
+			}
+			ogs = list.Items
+			groupsOf[namespace] = ogs
+		}
+		return len(ogs) != 1 || groups.GroupsIntersect(older, &ogs[0]) || groups.GroupsIntersect(newer, &ogs[0])
+	}
+	apis := groups.GroupProvidedAPIs(older).Union(groups.GroupProvidedAPIs(newer))
+	for api := range apis {
+		var providers v1alpha1.ClusterServiceVersionList
+		if err := r.Client.List(ctx, &providers, client.MatchingLabels{api.LabelKey(): groups.ProvidedAPILabelValue}, client.UnsafeDisableDeepCopy); err != nil {
+			log.FromContext(ctx).Error(err, "list csvs providing an api", "api", api.String())
+			continue
+		}
+		for i := range providers.Items {
+			c := &providers.Items[i]
+			if c.Namespace != newer.Namespace && !groups.IsCopied(c) && intersects(c.Namespace) {
+				set[types.NamespacedName{Namespace: c.Namespace, Name: c.Name}] = true
+			}
+		}
+	}
+	return requests(set)
+}
+
+// csvsInNamespace are the CSVs of a namespace that are not copies.
+func (r *Reconciler) csvsInNamespace(ctx context.Context, namespace string) []reconcile.Request {
+	var list v1alpha1.ClusterServiceVersionList
+	if err := r.Client.List(ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
+		log.FromContext(ctx).Error(err, "list csvs", "namespace", namespace)
 		return nil
 	}
 	set := map[types.NamespacedName]bool{}
-	var list v1alpha1.ClusterServiceVersionList
-	if err := r.Client.List(ctx, &list, client.InNamespace(og.Namespace), client.UnsafeDisableDeepCopy); err == nil {
-		addLocal(set, list.Items)
-	}
-	for api := range groups.GroupProvidedAPIs(og) {
-		var providers v1alpha1.ClusterServiceVersionList
-		if err := r.Client.List(ctx, &providers, client.MatchingLabels{api.LabelKey(): groups.ProvidedAPILabelValue}, client.UnsafeDisableDeepCopy); err == nil {
-			addLocal(set, providers.Items)
-		}
-	}
+	addLocal(set, list.Items)
 	return requests(set)
 }
 

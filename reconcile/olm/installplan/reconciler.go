@@ -21,6 +21,7 @@ import (
 	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/olm/catalogsource"
 	"github.com/olmsync/olmsync/reconcile/olm/patcher"
+	"github.com/olmsync/olmsync/reconcile/olm/written"
 )
 
 // ControllerName names the controller, its logger and the source of its Events.
@@ -44,6 +45,15 @@ type Options struct {
 	ExecutionRetryTimeout time.Duration
 	// MaxConcurrentReconciles is how many InstallPlans are reconciled at once (1 when 0).
 	MaxConcurrentReconciles int
+	// Written are the manager's controllers' writes the cache may not show yet (shared by
+	// them): the steps' ServiceAccounts and RBAC are read through it and remembered in it.
+	// Nil remembers nothing.
+	Written *written.Objects
+	// Plans are the versions of InstallPlans the manager's controllers wrote last (shared
+	// with the Subscription controller): a cached plan at the version this process wrote
+	// last is executed without reading it from the API server first (current). Nil
+	// remembers nothing.
+	Plans *written.Versions
 }
 
 // DefaultExecutionRetryTimeout is OLM's default --install-plan-retry-timeout.
@@ -106,6 +116,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	obj := &v1alpha1.InstallPlan{}
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.Options.Plans.Forget(req.NamespacedName)
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, err
@@ -125,7 +136,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 			// written by hand, with no catalog found yet, would have every status refused.
 			obj.Status.CatalogSources = []string{}
 		}
-		err := writer.Patch(ctx, obj)
+		err := r.patch(ctx, writer, obj)
 		switch {
 		case patcher.IsStale(err):
 			// The cache had not caught up with the plan: nothing was written, and the event
@@ -251,6 +262,9 @@ func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, pro
 		return reconcile.Result{}, err
 	}
 	e := &executor{client: writer, crds: crdWriter, reader: r.APIReader, mapper: r.Mapper, namespace: obj.Namespace, plan: obj.Name}
+	if obj.Status.AttenuatedServiceAccountRef == nil {
+		e.cached, e.written = r.Client, r.Options.Written
+	}
 	images := &referencedImages{r: r, plan: client.ObjectKeyFromObject(obj)}
 	var crds []v1alpha1.Step
 	for _, s := range obj.Status.Plan {
@@ -297,7 +311,7 @@ func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, pro
 			// Later steps read the CSV for its UID: write the progress first. A stale copy
 			// writes nothing (the deferred write is refused too): the newer version's event
 			// reconciles the plan again.
-			if err := progress.Patch(ctx, obj); err != nil {
+			if err := r.patch(ctx, progress, obj); err != nil {
 				if patcher.IsStale(err) {
 					return reconcile.Result{}, nil
 				}
@@ -318,14 +332,30 @@ func (r *Reconciler) install(ctx context.Context, obj *v1alpha1.InstallPlan, pro
 	return reconcile.Result{}, nil
 }
 
-// current reports whether obj, read from the cache, is the API server's version of the plan,
-// from one metadata-only read. Only such a copy is executed: an older one does not show the
+// patch writes what changed in the plan (patcher) and remembers the version a write left.
+func (r *Reconciler) patch(ctx context.Context, writer *patcher.Serial, obj *v1alpha1.InstallPlan) error {
+	read := obj.ResourceVersion
+	err := writer.Patch(ctx, obj)
+	if err == nil && obj.ResourceVersion != read {
+		r.Options.Plans.Wrote(client.ObjectKeyFromObject(obj), obj.ResourceVersion)
+	}
+	return err
+}
+
+// current reports whether obj, read from the cache, is the API server's version of the plan:
+// the version this process wrote last (Options.Plans), or else from one metadata-only read. Only such a copy is executed: an older one does not show the
 // steps the last execution did, and would run them again — a CRD the plan created moments
 // ago would take the update path, which lists its custom resources (OLM validates them
 // against the new schema), with rights olmsync's chart does not grant. The status write at
 // the end would be refused, but the steps would have run. When it is not current, the
 // newer version's event reconciles the plan again.
 func (r *Reconciler) current(ctx context.Context, obj *v1alpha1.InstallPlan) (bool, error) {
+	if r.Options.Plans.Last(client.ObjectKeyFromObject(obj), obj.ResourceVersion) {
+		// The version this process's own last write of the plan left — the Subscription
+		// controller's steps, or this controller's progress: an execution's progress is
+		// written only by this controller, so no copy holds more than this one.
+		return true, nil
+	}
 	live := &metav1.PartialObjectMetadata{}
 	live.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.InstallPlanKind))
 	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live)

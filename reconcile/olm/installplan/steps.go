@@ -10,10 +10,12 @@ import (
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,6 +26,7 @@ import (
 	"github.com/olmsync/olmsync/olm/phase"
 	"github.com/olmsync/olmsync/olm/rbac"
 	"github.com/olmsync/olmsync/olm/resolve"
+	"github.com/olmsync/olmsync/reconcile/olm/written"
 )
 
 // StepError is a step that cannot be executed whatever the retries: a manifest that does not
@@ -92,7 +95,18 @@ type executor struct {
 	// create it knows will fail and reading and checking the CRD a second time (three
 	// requests per plan that shares a CRD with another namespace's).
 	checked map[string]checkedCRD
+	// cached reads the kinds the manager caches (cachedKinds) through written, and written
+	// remembers what the steps of those kinds wrote: a ServiceAccount or RBAC object the CSV
+	// controller (or an earlier execution) made moments ago is updated from what was written,
+	// not created again (refused: AlreadyExists) and read back. Nil in a scoped install,
+	// whose steps are written, and so checked, with the account's rights, as OLM writes them.
+	cached  client.Client
+	written *written.Objects
 }
+
+// cachedKinds are the kinds of steps the manager caches (olm.CacheByObject selects its
+// RBAC by the labels the steps put on it: olm.managed, the CSV's owner labels).
+var cachedKinds = map[string]bool{"ServiceAccount": true, "Role": true, "RoleBinding": true, "ClusterRole": true, "ClusterRoleBinding": true}
 
 // checkedCRD is a cluster CRD and the result of checking an update of it.
 type checkedCRD struct {
@@ -228,20 +242,52 @@ func (e *executor) csv(ctx context.Context, name string) (*v1alpha1.ClusterServi
 }
 
 // createOrUpdate creates the object (Created) or, when it exists, updates it to the manifest,
-// keeping the labels, annotations and owner references others added (Present). A CSV that
-// exists is left as it is: the CSV controller owns it from then on.
+// keeping the labels, annotations and owner references others added (Present); an update
+// that would change nothing is not sent. A CSV that exists is left as it is: the CSV
+// controller owns it from then on. An object of a kind the manager caches is looked for
+// there first (cached): one that exists is not created again.
 func (e *executor) createOrUpdate(ctx context.Context, u *unstructured.Unstructured, update bool) (v1alpha1.StepStatus, error) {
-	made := u.DeepCopy()
-	err := e.client.Create(ctx, made)
-	if err == nil {
-		u.SetUID(made.GetUID())
-		return v1alpha1.StepStatusCreated, nil
-	}
-	if !apierrors.IsAlreadyExists(err) {
-		return v1alpha1.StepStatusUnknown, rbac.StepError("create", u.GetKind(), u.GetName(), err)
-	}
-	if !update {
-		return v1alpha1.StepStatusPresent, nil
+	exists := false
+	for waited := false; !exists; waited = true {
+		if existing, ok := e.cachedCopy(ctx, u); ok && update {
+			status, err := e.updateFrom(ctx, u, existing)
+			switch {
+			case err == nil:
+				return status, nil
+			case apierrors.IsConflict(err):
+				exists = true // at a version the cache does not show yet: read it
+				e.written.Forget(u)
+				continue
+			case !apierrors.IsNotFound(err): // (gone since: create it)
+				return status, rbac.StepError("update", u.GetKind(), u.GetName(), err)
+			}
+			e.written.Forget(u)
+		}
+		made := u.DeepCopy()
+		create := func() error { return e.client.Create(ctx, made) }
+		ran, err := true, error(nil)
+		if e.cached != nil && cachedKinds[u.GetKind()] {
+			ran, err = e.written.Create(ctx, made, create)
+		} else {
+			err = create()
+		}
+		switch {
+		case !ran && err == nil && !waited:
+			continue // made by another writer of this process meanwhile: read it
+		case !ran && err == nil:
+			err = create()
+		}
+		if err == nil {
+			u.SetUID(made.GetUID())
+			return v1alpha1.StepStatusCreated, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return v1alpha1.StepStatusUnknown, rbac.StepError("create", u.GetKind(), u.GetName(), err)
+		}
+		if !update {
+			return v1alpha1.StepStatusPresent, nil
+		}
+		exists = true
 	}
 	existing := &unstructured.Unstructured{}
 	existing.SetGroupVersionKind(u.GroupVersionKind())
@@ -249,20 +295,97 @@ func (e *executor) createOrUpdate(ctx context.Context, u *unstructured.Unstructu
 	if err := e.client.Get(ctx, client.ObjectKeyFromObject(u), existing); err != nil {
 		return v1alpha1.StepStatusUnknown, rbac.StepError("get", u.GetKind(), u.GetName(), err)
 	}
-	u.SetResourceVersion(existing.GetResourceVersion())
-	u.SetLabels(merged(existing.GetLabels(), u.GetLabels()))
-	u.SetAnnotations(merged(existing.GetAnnotations(), u.GetAnnotations()))
+	status, err := e.updateFrom(ctx, u, existing)
+	if err != nil {
+		return status, rbac.StepError("update", u.GetKind(), u.GetName(), err)
+	}
+	return status, nil
+}
+
+// cachedCopy returns the object u names as the manager's cache shows it, through written,
+// when u is of a kind it caches and the execution is not scoped.
+func (e *executor) cachedCopy(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
+	if e.cached == nil || !cachedKinds[u.GetKind()] {
+		return nil, false
+	}
+	obj, err := e.cached.Scheme().New(u.GroupVersionKind())
+	if err != nil {
+		return nil, false
+	}
+	typed, ok := obj.(client.Object)
+	if !ok || e.written.Get(ctx, e.cached, client.ObjectKeyFromObject(u), typed) != nil {
+		return nil, false
+	}
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
+	if err != nil {
+		return nil, false
+	}
+	existing := &unstructured.Unstructured{Object: content}
+	existing.SetGroupVersionKind(u.GroupVersionKind())
+	return existing, true
+}
+
+// updateFrom updates existing to u (Present), keeping the labels, annotations and owner
+// references others added; nothing is sent when that changes nothing. u takes the result.
+func (e *executor) updateFrom(ctx context.Context, u, existing *unstructured.Unstructured) (v1alpha1.StepStatus, error) {
+	desired := u.DeepCopy()
+	desired.SetResourceVersion(existing.GetResourceVersion())
+	desired.SetLabels(merged(existing.GetLabels(), u.GetLabels()))
+	desired.SetAnnotations(merged(existing.GetAnnotations(), u.GetAnnotations()))
 	refs := existing.GetOwnerReferences()
 	for _, ref := range u.GetOwnerReferences() {
 		if !hasOwner(refs, ref) {
 			refs = append(refs, ref)
 		}
 	}
-	u.SetOwnerReferences(refs)
-	if err := e.client.Update(ctx, u); err != nil {
-		return v1alpha1.StepStatusUnknown, rbac.StepError("update", u.GetKind(), u.GetName(), err)
+	desired.SetOwnerReferences(refs)
+	if e.unchanged(desired, existing) {
+		return v1alpha1.StepStatusPresent, nil
 	}
+	if err := e.client.Update(ctx, desired); err != nil {
+		return v1alpha1.StepStatusUnknown, err
+	}
+	e.remember(desired, existing.GetResourceVersion())
+	u.Object = desired.Object
 	return v1alpha1.StepStatusPresent, nil
+}
+
+// unchanged reports whether an update of existing to desired would leave it as it is: the
+// same object once the API server kept what it keeps of existing (its UID, creation time,
+// managed fields). Compared as the scheme's Go types, so that a manifest's JSON numbers and
+// a cached copy's compare alike; a kind the scheme does not know is never unchanged. In a
+// scoped install the update is always sent: the API server checks the account's rights to
+// make it, as it does for OLM's.
+func (e *executor) unchanged(desired, existing *unstructured.Unstructured) bool {
+	if e.cached == nil {
+		return false
+	}
+	scheme := e.cached.Scheme()
+	want, err1 := scheme.New(desired.GroupVersionKind())
+	have, err2 := scheme.New(existing.GroupVersionKind())
+	if err1 != nil || err2 != nil ||
+		runtime.DefaultUnstructuredConverter.FromUnstructured(desired.Object, want) != nil ||
+		runtime.DefaultUnstructuredConverter.FromUnstructured(existing.Object, have) != nil {
+		return false
+	}
+	w, ok1 := want.(metav1.Object)
+	h, ok2 := have.(metav1.Object)
+	if !ok1 || !ok2 {
+		return false
+	}
+	w.SetUID(h.GetUID())
+	w.SetCreationTimestamp(h.GetCreationTimestamp())
+	w.SetGeneration(h.GetGeneration())
+	w.SetManagedFields(h.GetManagedFields())
+	w.SetResourceVersion(h.GetResourceVersion())
+	return equality.Semantic.DeepEqual(want, have)
+}
+
+// remember keeps what a step of a cached kind wrote, for the controllers that read it next.
+func (e *executor) remember(obj *unstructured.Unstructured, replaced string) {
+	if e.cached != nil && cachedKinds[obj.GetKind()] {
+		e.written.Wrote(obj, replaced)
+	}
 }
 
 func hasOwner(refs []metav1.OwnerReference, ref metav1.OwnerReference) bool {

@@ -16,6 +16,7 @@ import (
 	"github.com/olmsync/olmsync/olm/groups"
 	"github.com/olmsync/olmsync/olm/install"
 	"github.com/olmsync/olmsync/olm/phase"
+	"github.com/olmsync/olmsync/reconcile/olm/written"
 )
 
 // ControllerName names the controller and its logger.
@@ -29,6 +30,11 @@ type Reconciler struct {
 	// created moments ago, or without OLM's olm.managed label, which the embedded OLM's cache
 	// selects them by (olm.CacheByObject).
 	APIReader client.Reader
+	// Written are the objects the manager's controllers wrote that the cache may not show
+	// yet: the Role and RoleBinding are read through it and remembered in it, so that a
+	// reconcile right after the one that created them does not create them again. Nil
+	// remembers nothing.
+	Written *written.Objects
 }
 
 // Reconcile runs the steps in OLM's order: the OperatorCondition of the CSV, its Role, its
@@ -120,26 +126,50 @@ func (r *Reconciler) ensureRoleBinding(ctx context.Context, cond *operatorsv2.Op
 	})
 }
 
-// ensure creates want when the cache does not show it, else reads it into have and, when
-// update changed have, writes have back. A create refused because it exists (the cache not
-// showing it yet) reads it from the API server instead, as the CSV's applier does.
+// ensure creates want when the cache (through Written) does not show it, else reads it into
+// have and, when update changed have, writes have back. A create refused because it exists
+// out of the cache's sight reads it from the API server instead, as the CSV's applier does.
 func (r *Reconciler) ensure(ctx context.Context, want, have client.Object, update func() bool) error {
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), have)
+	err := r.Written.Get(ctx, r.Client, client.ObjectKeyFromObject(want), have)
 	if apierrors.IsNotFound(err) {
-		err = r.Client.Create(ctx, want)
+		var ran bool
+		ran, err = r.Written.Create(ctx, want, func() error { return r.Client.Create(ctx, want) })
+		if !ran && err == nil {
+			// Another worker created it at this moment: read what it wrote.
+			err = r.Written.Get(ctx, r.Client, client.ObjectKeyFromObject(want), have)
+			if err != nil {
+				return err
+			}
+			return r.update(ctx, have, update)
+		}
 		if !apierrors.IsAlreadyExists(err) {
 			return err
 		}
-		err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), have)
+		if err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), have); err == nil {
+			r.Written.Wrote(have, "")
+		}
 	}
 	if err != nil {
 		return err
 	}
+	return r.update(ctx, have, update)
+}
+
+// update writes have back when update changed it.
+func (r *Reconciler) update(ctx context.Context, have client.Object, update func() bool) error {
 	if !update() {
 		return nil
 	}
 	// A binding's roleRef cannot change: as in OLM, the API server's refusal is the error.
-	return r.Client.Update(ctx, have)
+	replaced := have.GetResourceVersion()
+	err := r.Client.Update(ctx, have)
+	switch {
+	case err == nil:
+		r.Written.Wrote(have, replaced)
+	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+		r.Written.Forget(have) // the next event's reconcile reads it again
+	}
+	return err
 }
 
 // syncStatus copies spec.conditions to status (phase.SyncConditions) and writes it when it

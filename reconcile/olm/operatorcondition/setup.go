@@ -11,11 +11,13 @@ import (
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	operatorsv2 "github.com/olmsync/olmsync/api/operators/v2"
 	"github.com/olmsync/olmsync/olm/groups"
+	"github.com/olmsync/olmsync/reconcile/olm/written"
 )
 
-// SetupWithManager builds the OperatorCondition controller and registers it with the manager.
-func SetupWithManager(mgr ctrl.Manager) error {
-	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}
+// SetupWithManager builds the OperatorCondition controller and registers it with the manager;
+// writes are the manager's controllers' writes the cache may not show yet (nil for none).
+func SetupWithManager(mgr ctrl.Manager, writes *written.Objects) error {
+	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Written: writes}
 	return r.SetupWithManager(mgr)
 }
 

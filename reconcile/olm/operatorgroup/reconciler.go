@@ -24,6 +24,7 @@ import (
 	"github.com/olmsync/olmsync/olm/groups"
 	"github.com/olmsync/olmsync/reconcile/olm/applier"
 	"github.com/olmsync/olmsync/reconcile/olm/patcher"
+	"github.com/olmsync/olmsync/reconcile/olm/written"
 )
 
 // ControllerName names the controller, its logger and the source of its Events.
@@ -48,6 +49,10 @@ type Options struct {
 	ResyncInterval time.Duration
 	// MaxConcurrentReconciles is how many OperatorGroups are reconciled at once (1 when 0).
 	MaxConcurrentReconciles int
+	// Written are the manager's controllers' writes the cache may not show yet (shared by
+	// them): the group's ClusterRoles are read through it and remembered in it. Nil
+	// remembers nothing.
+	Written *written.Objects
 }
 
 // Reconciler reconciles OperatorGroups.
@@ -262,7 +267,7 @@ func (r *Reconciler) ensureClusterRoles(ctx context.Context, og *operatorsv1.Ope
 	if err := r.Client.List(ctx, &csvs, client.InNamespace(og.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return false, fmt.Errorf("list csvs: %w", err)
 	}
-	a := &applier.Applier{Client: r.Client, APIReader: r.APIReader}
+	a := &applier.Applier{Client: r.Client, APIReader: r.APIReader, Written: r.Options.Written}
 	var conflicts []string
 	desired := groups.GroupClusterRoles(og, groups.GroupRoleAPIs(og, csvs.Items))
 	for _, role := range desired {
@@ -328,15 +333,23 @@ func ownedBy(namespace, name string) client.MatchingLabels {
 // the existing one is not the group's to update ("" when it is).
 func (r *Reconciler) clusterRoleConflict(ctx context.Context, og *operatorsv1.OperatorGroup, desired *rbacv1.ClusterRole) (string, error) {
 	existing := &rbacv1.ClusterRole{}
-	err := r.Client.Get(ctx, client.ObjectKey{Name: desired.Name}, existing)
+	err := r.Options.Written.Get(ctx, r.Client, client.ObjectKey{Name: desired.Name}, existing)
 	if apierrors.IsNotFound(err) {
-		err = r.Client.Create(ctx, desired.DeepCopy())
-		if err == nil {
+		created := desired.DeepCopy()
+		var ran bool
+		ran, err = r.Options.Written.Create(ctx, created, func() error { return r.Client.Create(ctx, created) })
+		if err == nil && ran {
 			return "", nil
+		}
+		if err == nil {
+			// Another worker created it at this moment: read what it wrote.
+			err = r.Options.Written.Get(ctx, r.Client, client.ObjectKey{Name: desired.Name}, existing)
 		}
 		if apierrors.IsAlreadyExists(err) {
 			// It exists out of the cache's sight (a label-filtered cache): ask the API server.
-			err = r.APIReader.Get(ctx, client.ObjectKey{Name: desired.Name}, existing)
+			if err = r.APIReader.Get(ctx, client.ObjectKey{Name: desired.Name}, existing); err == nil {
+				r.Options.Written.Wrote(existing, "")
+			}
 		}
 	}
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/olmsync/olmsync/olm/resolve"
 	"github.com/olmsync/olmsync/reconcile/olm/installplan"
 	"github.com/olmsync/olmsync/reconcile/olm/metrics"
+	"github.com/olmsync/olmsync/reconcile/olm/written"
 )
 
 // ControllerName names the controller, its logger and the source of its Events.
@@ -51,6 +52,11 @@ type Options struct {
 	RetryInterval time.Duration
 	// MaxConcurrentReconciles is how many namespaces (each namespace's Subscriptions are resolved together) are reconciled at once (1 when 0).
 	MaxConcurrentReconciles int
+	// Plans are the versions of InstallPlans the manager's controllers wrote last (shared
+	// with the InstallPlan controller, which executes a plan at the version written last
+	// without reading it from the API server first): the plans this controller creates,
+	// writes the steps of and approves are recorded there. Nil records nothing.
+	Plans *written.Versions
 }
 
 // Catalogs is what the controller needs of the catalogs the CatalogSource controller
@@ -553,6 +559,9 @@ func (r *Reconciler) wrote(namespace, kind string, obj client.Object) {
 		r.written = map[string][]Write{}
 	}
 	w := Write{Kind: kind, Name: obj.GetName(), ResourceVersion: obj.GetResourceVersion()}
+	if kind == v1alpha1.InstallPlanKind {
+		r.Options.Plans.Wrote(client.ObjectKeyFromObject(obj), w.ResourceVersion)
+	}
 	ws := slices.DeleteFunc(r.written[namespace], func(o Write) bool { return o.Kind == kind && o.Name == w.Name })
 	r.written[namespace] = append(ws, w)
 }
