@@ -263,18 +263,20 @@ func TestRemovedWebhooks(t *testing.T) {
 // code (pkg/controller/install/certresources.go).
 func TestCertNamesAndSettings(t *testing.T) {
 	for got, want := range map[string]string{
-		ServiceName("d"):                                 "d-service",
-		SecretName("d-service"):                          "d-service-cert",
-		AuthDelegatorBindingName("d-service"):            "d-service-system:auth-delegator",
-		AuthReaderBindingName("d-service"):               "d-service-auth-reader",
-		CAPEMKey:                                         "olmCAKey",
-		CAHashAnnotation:                                 "olmcahash",
-		CertOrganization:                                 "Red Hat, Inc.",
-		strings.Join(HostnamesForService("s", "n"), " "): "s.n s.n.svc s.n.svc.cluster.local",
+		ServiceName("d"):                      "d-service",
+		SecretName("d-service"):               "d-service-cert",
+		AuthDelegatorBindingName("d-service"): "d-service-system:auth-delegator",
+		AuthReaderBindingName("d-service"):    "d-service-auth-reader",
+		CAPEMKey:                              "olmCAKey",
+		CAHashAnnotation:                      "olmcahash",
+		CertOrganization:                      "Red Hat, Inc.",
 	} {
 		if got != want {
 			t.Errorf("got %q, want %q", got, want)
 		}
+	}
+	if got := strings.Join(HostnamesForService("s", "n"), " "); got != "s.n s.n.svc s.n.svc.cluster.local" {
+		t.Errorf("hostnames of service s in n: %q", got)
 	}
 	if DefaultCertValidFor != 730*24*time.Hour || DefaultCertMinFresh != 24*time.Hour {
 		t.Errorf("validity %s, rotated %s before expiry", DefaultCertValidFor, DefaultCertMinFresh)
