@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -260,6 +261,26 @@ func (sc *scenario) revokeSyncs(t *testing.T, name string) {
 	cr.Rules = slices.DeleteFunc(cr.Rules, func(r rbacv1.PolicyRule) bool { return slices.Contains(r.Resources, "syncs") })
 	if err := sc.env.Client.Update(ctx, cr); err != nil {
 		t.Fatal(err)
+	}
+	// The API server's authorizer reads RBAC from its own informers: wait until it has
+	// taken the update in, or a request made at once may still be allowed.
+	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: "system:serviceaccount:" + sc.ns + ":" + name,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Verb: "list", Group: olmsyncv1alpha1.GroupName, Resource: "syncs", Namespace: sc.sync.Namespace,
+		},
+	}}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		r := review.DeepCopy()
+		if err := sc.env.Client.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		if !r.Status.Allowed {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the API server still lets %s list Syncs 30 s after the revocation", name)
+		}
 	}
 }
 
