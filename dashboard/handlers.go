@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/api/konfig"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	operatorsv1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
@@ -507,14 +508,11 @@ func (s *Server) file(q *request) (any, error) {
 	return v, nil
 }
 
-// kustomizationNames are the names kustomize reads a folder's kustomization from.
-var kustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
-
 // generatorSource reports whether a kustomization in file's folder or one above it reads
 // file into a Secret: a secretGenerator's files or envs.
 func (s *Server) generatorSource(ctx context.Context, obj *olmsyncv1alpha1.Sync, revision, file string) bool {
 	for dir := path.Dir(file); ; dir = path.Dir(dir) {
-		for _, name := range kustomizationNames {
+		for _, name := range konfig.RecognizedKustomizationFileNames() {
 			k := path.Join(dir, name)
 			data, err := s.opts.File(ctx, obj, revision, k)
 			if err != nil {

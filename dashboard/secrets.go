@@ -9,10 +9,11 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/olmsync/olmsync/internal/safeyaml"
+	"github.com/olmsync/olmsync/reconcile/diff"
 )
 
-// Mask stands for every value the file view hides.
-const Mask = "***"
+// Mask stands for every value the file view hides, as in the diffs.
+const Mask = diff.Mask
 
 // shownFile says whether the file view shows a file of a repository: manifests only
 // (YAML and JSON), as violations and rendered objects point at; a secretGenerator's

@@ -3,6 +3,7 @@ package policy
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -96,7 +97,7 @@ func serveSandbox(in io.Reader, out io.Writer) error {
 	if err := dec.Decode(&req); err != nil {
 		return fmt.Errorf("read the request: %w", err)
 	}
-	limit := cmpOrUint(req.MemoryLimit, DefaultSandboxMemory)
+	limit := cmp.Or(req.MemoryLimit, DefaultSandboxMemory)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	stop := memguard.Watch(limit, func(e *memguard.ExceededError) { cancel(e) })
@@ -156,13 +157,6 @@ func serveSandbox(in io.Reader, out io.Writer) error {
 	return send(sandboxMessage{Done: true})
 }
 
-func cmpOrUint(a, b uint64) uint64 {
-	if a == 0 {
-		return b
-	}
-	return a
-}
-
 // sandboxResults are what the sandbox found over one input: the bindings of each users'
 // package, by rule ID, and the problems of those that failed.
 type sandboxResults struct {
@@ -176,7 +170,7 @@ type sandboxResults struct {
 // deadline, or crashing — is a *PolicyError naming the rule it was evaluating.
 func (e *Engine) evaluateInSandbox(ctx context.Context, inputs []map[string]any) ([]sandboxResults, error) {
 	s := e.sandbox
-	limit := cmpOrUint(s.MemoryLimit, DefaultSandboxMemory)
+	limit := cmp.Or(s.MemoryLimit, DefaultSandboxMemory)
 	cmd := defaultSandboxCommand()
 	if s.Command != nil {
 		cmd = s.Command()

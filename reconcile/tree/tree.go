@@ -169,6 +169,16 @@ type builder struct {
 	r         client.Reader
 	status    map[objectKey]olmsyncv1alpha1.ResourceStatus
 	workloads bool
+	// rsByNamespace and podsByNamespace are each namespace's ReplicaSets and Pods,
+	// listed once per tree (a CSV's Deployments share them), sorted by name.
+	rsByNamespace   map[string]listed[appsv1.ReplicaSet]
+	podsByNamespace map[string]listed[corev1.Pod]
+}
+
+// listed is one namespace's objects of a kind, or why they could not be listed.
+type listed[T any] struct {
+	items []T
+	err   error
 }
 
 // statusByObject indexes the objects status.apps lists: those that are not Synced and
@@ -247,35 +257,62 @@ func (b *builder) csvDeployments(ctx context.Context, node *Node, key types.Name
 // replicaSets adds below a Deployment's node the ReplicaSets it controls that have
 // replicas (the old ones a rollout scaled to zero say nothing), and below each its Pods.
 func (b *builder) replicaSets(ctx context.Context, node *Node, dep *appsv1.Deployment) {
-	var list appsv1.ReplicaSetList
-	if err := b.r.List(ctx, &list, client.InNamespace(dep.Namespace)); err != nil {
-		node.Message = cmp.Or(node.Message, "ReplicaSets unreadable: "+string(apierrors.ReasonForError(err)))
+	sets := b.listReplicaSets(ctx, dep.Namespace)
+	if sets.err != nil {
+		node.Message = cmp.Or(node.Message, "ReplicaSets unreadable: "+string(apierrors.ReasonForError(sets.err)))
 		return
 	}
-	slices.SortFunc(list.Items, func(a, b appsv1.ReplicaSet) int { return cmp.Compare(a.Name, b.Name) })
-	var pods *corev1.PodList // read once, for the first ReplicaSet shown
-	for i := range list.Items {
-		rs := &list.Items[i]
+	for i := range sets.items {
+		rs := &sets.items[i]
 		if !controlledBy(rs, dep.UID) || (ptr.Deref(rs.Spec.Replicas, 0) == 0 && rs.Status.Replicas == 0) {
 			continue
 		}
 		rsNode := node.add(&Node{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "ReplicaSet", Namespace: rs.Namespace, Name: rs.Name})
 		b.describe(ctx, rsNode, rs)
-		if pods == nil {
-			pods = &corev1.PodList{}
-			if err := b.r.List(ctx, pods, client.InNamespace(dep.Namespace)); err != nil {
-				rsNode.Message = cmp.Or(rsNode.Message, "Pods unreadable: "+string(apierrors.ReasonForError(err)))
-				continue
-			}
-			slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return cmp.Compare(a.Name, b.Name) })
+		pods := b.listPods(ctx, dep.Namespace)
+		if pods.err != nil {
+			rsNode.Message = cmp.Or(rsNode.Message, "Pods unreadable: "+string(apierrors.ReasonForError(pods.err)))
+			continue
 		}
-		for j := range pods.Items {
-			pod := &pods.Items[j]
+		for j := range pods.items {
+			pod := &pods.items[j]
 			if controlledBy(pod, rs.UID) {
 				b.describe(ctx, rsNode.add(&Node{APIVersion: "v1", Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name}), pod)
 			}
 		}
 	}
+}
+
+// listReplicaSets lists a namespace's ReplicaSets, the first time it is asked.
+func (b *builder) listReplicaSets(ctx context.Context, namespace string) listed[appsv1.ReplicaSet] {
+	if l, ok := b.rsByNamespace[namespace]; ok {
+		return l
+	}
+	var list appsv1.ReplicaSetList
+	err := b.r.List(ctx, &list, client.InNamespace(namespace))
+	slices.SortFunc(list.Items, func(a, b appsv1.ReplicaSet) int { return cmp.Compare(a.Name, b.Name) })
+	l := listed[appsv1.ReplicaSet]{items: list.Items, err: err}
+	if b.rsByNamespace == nil {
+		b.rsByNamespace = map[string]listed[appsv1.ReplicaSet]{}
+	}
+	b.rsByNamespace[namespace] = l
+	return l
+}
+
+// listPods lists a namespace's Pods, the first time it is asked.
+func (b *builder) listPods(ctx context.Context, namespace string) listed[corev1.Pod] {
+	if l, ok := b.podsByNamespace[namespace]; ok {
+		return l
+	}
+	var list corev1.PodList
+	err := b.r.List(ctx, &list, client.InNamespace(namespace))
+	slices.SortFunc(list.Items, func(a, b corev1.Pod) int { return cmp.Compare(a.Name, b.Name) })
+	l := listed[corev1.Pod]{items: list.Items, err: err}
+	if b.podsByNamespace == nil {
+		b.podsByNamespace = map[string]listed[corev1.Pod]{}
+	}
+	b.podsByNamespace[namespace] = l
+	return l
 }
 
 // controlledBy reports whether obj's controller ownerReference is the object uid names.

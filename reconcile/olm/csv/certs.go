@@ -315,12 +315,12 @@ func (r *Reconciler) webhookCABundle(ctx context.Context, obj *v1alpha1.ClusterS
 // missing or does not carry it yet.
 func (r *Reconciler) webhooksMissing(ctx context.Context, obj *v1alpha1.ClusterServiceVersion) (missing bool, notReady, err error) {
 	for _, w := range obj.Spec.WebhookDefinitions {
-		labels, err := install.WebhookLabels(obj, w)
+		hash, err := install.WebhookHash(w)
 		if err != nil {
 			return false, nil, err
 		}
 		selector := install.WebhookSelector(obj, w)
-		selector[install.WebhookHashLabel] = labels[install.WebhookHashLabel]
+		selector[install.WebhookHashLabel] = hash
 		count := 0
 		switch w.Type {
 		case v1alpha1.ValidatingAdmissionWebhook:
