@@ -281,8 +281,8 @@ var ErrSandbox = errors.New("the policy sandbox was stopped")
 // watchSandbox stops the child when its resident memory passes limit (read every 5 ms
 // from /proc), when ctx ends, or when it says nothing for longer than the policy timeout
 // and a second: each evaluation in the child has that deadline, and the compilation of the
-// rules, which has none of its own (20,000 rules take 20 s), gets it here. heard is told
-// of every message.
+// rules, which has none of its own (a chain of 10,000 rules takes 10 s), gets it here.
+// heard is told of every message.
 func watchSandbox(ctx context.Context, pid int, limit uint64, timeout time.Duration, heard <-chan struct{}, done <-chan struct{}, stop func(string)) {
 	tick := time.NewTicker(memguard.Interval)
 	defer tick.Stop()
