@@ -210,9 +210,8 @@ func (s gitState) revision() string {
 
 // workTreeState describes the git state of the working tree holding dir:
 // HEAD's branch and commit at once, and a function that tells whether anything
-// under dir differs from it — git status, which go-git computes by hashing every
-// file of the working tree, the one slow part. It is nil when dir is not in a
-// git working tree or HEAD has no commit yet.
+// under dir differs from it (worktreeDirty), the one slow part. It is nil when
+// dir is not in a git working tree or HEAD has no commit yet.
 func workTreeState(dir string) (*gitState, func() (bool, error), error) {
 	repo, err := openLocalRepository(dir)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
@@ -243,18 +242,7 @@ func workTreeState(dir string) (*gitState, func() (bool, error), error) {
 	if head.Name().IsBranch() {
 		s.name = head.Name().Short()
 	}
-	dirty := func() (bool, error) {
-		status, err := wt.Status()
-		if err != nil {
-			return false, err
-		}
-		for file, fileStatus := range status {
-			if inSubdir(file, subdir) && (fileStatus.Worktree != git.Unmodified || fileStatus.Staging != git.Unmodified) {
-				return true, nil
-			}
-		}
-		return false, nil
-	}
+	dirty := func() (bool, error) { return worktreeDirty(repo, wt, subdir, head.Hash()) }
 	return s, dirty, nil
 }
 

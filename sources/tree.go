@@ -111,11 +111,11 @@ func OpenWorkTree(dir string, lim Limits) (*Tree, error) {
 }
 
 // StartWorkTree is OpenWorkTree without waiting for git status, so that the
-// caller reads the tree while it runs: to tell whether the tree is dirty go-git
-// reads every directory and lstats every file (hashing those whose size or
-// mtime differs from the index), the one slow part of opening it (0.13 s of
-// CPU in a one-second check of gitops-catalog's 1,500 files, mostly syscalls). Dirty and Revision are
-// set once Settle returns; every other field at once.
+// caller reads the tree while it runs: to tell whether the tree is dirty it
+// lstats every tracked file and reads every folder (worktreeDirty), the one
+// slow part of opening it (28 ms for gitops-catalog's 1,763 files; go-git's
+// Status, which it asks only where the index cannot tell, takes 120–160 ms).
+// Dirty and Revision are set once Settle returns; every other field at once.
 func StartWorkTree(dir string, lim Limits) (*Tree, error) {
 	root, err := realDir(dir)
 	if err != nil {

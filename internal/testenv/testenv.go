@@ -126,15 +126,25 @@ func Run(m *testing.M) int {
 // fails as Get does.
 func Own(tb testing.TB) *Env {
 	tb.Helper()
-	port, err := freePort()
-	if err != nil {
-		tb.Fatal(err)
-	}
 	// A certificate folder and a port of the test's own, both kept across a restart of the
 	// API server, so that clients of the first start still reach and trust the second.
-	api := &envtest.APIServer{CertDir: tb.TempDir()}
-	api.Address, api.Port = "127.0.0.1", strconv.Itoa(port)
-	env, err := startWith(true, api)
+	// envtest retries a start on the port it is given: a port another process took
+	// between freePort and kube-apiserver's bind (a CI run failed so, five times in 7 s)
+	// needs another port.
+	var env *Env
+	var err error
+	for range ownPortTries {
+		var port int
+		if port, err = freePort(); err != nil {
+			tb.Fatal(err)
+		}
+		api := &envtest.APIServer{CertDir: tb.TempDir()}
+		api.Address, api.Port = "127.0.0.1", strconv.Itoa(port)
+		if env, err = startWith(true, api); err == nil || errors.Is(err, ErrNoAssets) {
+			break
+		}
+		tb.Logf("start envtest control plane on port %d: %v; trying another port", port, err)
+	}
 	if errors.Is(err, ErrNoAssets) && os.Getenv("CI") == "" {
 		tb.Skipf("skipping envtest test: %v", err)
 	}
@@ -184,6 +194,9 @@ func (e *Env) StartAPIServer(tb testing.TB) {
 		tb.Fatalf("start kube-apiserver again: %v", err)
 	}
 }
+
+// ownPortTries is how many ports Own tries its control plane on.
+const ownPortTries = 3
 
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
