@@ -13,6 +13,9 @@ import (
 // same for every Engine made from the same sources, and never changed once made.
 type compiled struct {
 	queries []ruleQuery
+	// libraryQueries are queries of the rules marked for library roots alone, which a
+	// library root's input is evaluated with.
+	libraryQueries []ruleQuery
 	rules   []Rule
 	// fingerprint is the digest of the rules' sources, built-in and users' (the
 	// FindingsCache's keys start with it).

@@ -198,12 +198,28 @@ func idClashes(pkgs []rulePackage) []Problem {
 // packages, so that one evaluation per cluster shares the helpers' cached values, and one
 // per package of users' rules. Each rule is read as [x | x := data.<package>.<rule>]: a
 // rule that is undefined yields [] instead of making the whole query undefined and hiding
-// every other rule's results.
+// every other rule's results. The same again with only the rules marked for library roots
+// (Rule.Library) are the queries of a library root's input: the other rules' findings
+// would be dropped there, and on a catalog repository of hundreds of library roots
+// evaluating them was most of the evaluation.
 func (c *compiled) prepare(ctx context.Context, compiler *ast.Compiler, pkgs []rulePackage, sandboxed bool) error {
+	var err error
+	if c.queries, err = prepareQueries(ctx, compiler, pkgs, sandboxed, false); err != nil {
+		return err
+	}
+	c.libraryQueries, err = prepareQueries(ctx, compiler, pkgs, sandboxed, true)
+	return err
+}
+
+// prepareQueries builds the queries of prepare, of the library rules alone when library.
+func prepareQueries(ctx context.Context, compiler *ast.Compiler, pkgs []rulePackage, sandboxed, library bool) ([]ruleQuery, error) {
 	builtin := &ruleQuery{}
 	var user []*ruleQuery
 	for i := range pkgs {
 		pkg := &pkgs[i]
+		if library && !pkg.rule.Library {
+			continue
+		}
 		q := builtin
 		if pkg.rule.Custom {
 			q = &ruleQuery{rule: &pkg.rule, sandboxed: sandboxed}
@@ -218,12 +234,13 @@ func (c *compiled) prepare(ctx context.Context, compiler *ast.Compiler, pkgs []r
 			})
 		}
 	}
+	var queries []ruleQuery
 	for _, q := range append([]*ruleQuery{builtin}, user...) {
 		if len(q.bindings) == 0 {
 			continue
 		}
 		if q.sandboxed {
-			c.queries = append(c.queries, *q)
+			queries = append(queries, *q)
 			continue
 		}
 		exprs := make([]string, len(q.bindings))
@@ -232,15 +249,15 @@ func (c *compiled) prepare(ctx context.Context, compiler *ast.Compiler, pkgs []r
 		}
 		body, err := ast.ParseBody(strings.Join(exprs, "; "))
 		if err != nil {
-			return fmt.Errorf("build policy query: %w", err)
+			return nil, fmt.Errorf("build policy query: %w", err)
 		}
 		q.query, err = rego.New(rego.ParsedQuery(body), rego.Compiler(compiler)).PrepareForEval(ctx)
 		if err != nil {
-			return policyErrorFrom(err)
+			return nil, policyErrorFrom(err)
 		}
-		c.queries = append(c.queries, *q)
+		queries = append(queries, *q)
 	}
-	return nil
+	return queries, nil
 }
 
 // Rules returns the catalog of every rule the engine evaluates, sorted by ID: the
@@ -413,8 +430,12 @@ func (e *Engine) evaluateValue(ctx context.Context, in *Input, raw map[string]an
 	var found []Violation
 	seen := map[Violation]bool{}
 	var problems []Problem
-	for i := range e.queries {
-		q := &e.queries[i]
+	queries := e.queries
+	if in.Library {
+		queries = e.libraryQueries
+	}
+	for i := range queries {
+		q := &queries[i]
 		if q.sandboxed {
 			if sandboxed != nil && sandboxed.bindings[q.rule.ID] != nil {
 				found, problems = q.results(sandboxed.bindings[q.rule.ID], c, in.Library, found, seen, problems)
