@@ -16,7 +16,7 @@ type compiled struct {
 	// libraryQueries are queries of the rules marked for library roots alone, which a
 	// library root's input is evaluated with.
 	libraryQueries []ruleQuery
-	rules   []Rule
+	rules          []Rule
 	// fingerprint is the digest of the rules' sources, built-in and users' (the
 	// FindingsCache's keys start with it).
 	fingerprint string
