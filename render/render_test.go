@@ -181,7 +181,7 @@ func TestProvenance(t *testing.T) {
 				if _, has := o.Manifest.GetAnnotations()["config.kubernetes.io/origin"]; has {
 					t.Errorf("%s %s keeps the origin annotation olmsync added", o.Kind(), o.Name())
 				}
-				if _, has := o.Manifest.GetAnnotations()[sourceMarker]; has {
+				if _, has := o.Manifest.Object["metadata"].(map[string]any)[sourceMarker]; has {
 					t.Errorf("%s %s keeps the source marker olmsync added", o.Kind(), o.Name())
 				}
 				if _, has := o.Manifest.Object["metadata"].(map[string]any)["annotations"]; has && o.Kind() != "CatalogSource" {
