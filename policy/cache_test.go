@@ -49,6 +49,27 @@ func TestFindingsCache(t *testing.T) {
 	}
 }
 
+// TestFindingsCacheWithSandbox: with users' rules in the sandbox, each input is looked up
+// in the cache once per evaluation (the sandbox's inputs are those it misses), and a cached
+// input is neither sent to the sandbox nor evaluated.
+func TestFindingsCacheWithSandbox(t *testing.T) {
+	in := func(name string) Input {
+		return cluster(name, individualApp("one", "ns", entry(configMap("ns", "c-"+name), "cm.yaml", 1)))
+	}
+	cache := NewFindingsCache()
+	opts := Options{Cache: cache, Sandbox: &Sandbox{}, Policies: []PolicySource{examplePolicies}}
+	want := evaluate(t, newEngine(t, Options{Policies: []PolicySource{examplePolicies}}), in("cl1"), in("cl2"))
+	for round, counts := range [][2]int64{{0, 2}, {2, 2}} {
+		got := evaluate(t, newEngine(t, opts), in("cl1"), in("cl2"))
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("round %d differs from an engine without sandbox or cache (-want +got):\n%s", round, diff)
+		}
+		if cache.Hits.Load() != counts[0] || cache.Misses.Load() != counts[1] {
+			t.Errorf("after round %d: %d hits, %d misses; want %d, %d", round, cache.Hits.Load(), cache.Misses.Load(), counts[0], counts[1])
+		}
+	}
+}
+
 // TestCompileCache: engines made with one CompileCache from the same rule files share one
 // compilation, and evaluate as a fresh engine does; a byte changed in a rule file is a
 // miss that evaluates the changed rule (a kept compilation of other bytes is never used);

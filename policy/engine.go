@@ -302,21 +302,21 @@ func (e *Engine) Findings(ctx context.Context, clusters ...Input) ([]Violation, 
 	completed := make([]Input, len(clusters))
 	raws := make([]map[string]any, len(clusters))
 	keys := make([]string, len(clusters))
+	found := make([][]Violation, len(clusters))
+	cached := make([]bool, len(clusters))
 	_ = eachInput(len(clusters), func(i int) error { // never fails
 		completed[i] = clusters[i].Complete()
 		raws[i] = completed[i].value()
 		keys[i] = e.findingsKey(raws[i])
+		found[i], cached[i] = e.cache.get(keys[i])
 		return nil
 	})
-	sandboxed, err := e.sandboxFindings(ctx, raws, keys)
+	sandboxed, err := e.sandboxFindings(ctx, raws, cached)
 	if err != nil {
 		return nil, err
 	}
-	found := make([][]Violation, len(clusters))
 	err = eachInput(len(clusters), func(i int) error {
-		cached, ok := e.cache.get(keys[i])
-		if ok {
-			found[i] = cached
+		if cached[i] {
 			return nil
 		}
 		f, err := e.evaluateValue(ctx, &completed[i], raws[i], sandboxed[i])
@@ -372,7 +372,7 @@ func eachInput(n int, fn func(i int) error) error {
 
 // sandboxFindings evaluates the users' rules in the sandbox over the inputs whose
 // findings are not cached, all in one child process; nil results without a sandbox.
-func (e *Engine) sandboxFindings(ctx context.Context, raws []map[string]any, keys []string) ([]*sandboxResults, error) {
+func (e *Engine) sandboxFindings(ctx context.Context, raws []map[string]any, cached []bool) ([]*sandboxResults, error) {
 	out := make([]*sandboxResults, len(raws))
 	if e.sandbox == nil {
 		return out, nil
@@ -380,7 +380,7 @@ func (e *Engine) sandboxFindings(ctx context.Context, raws []map[string]any, key
 	var todo []int
 	var values []map[string]any
 	for i := range raws {
-		if _, ok := e.cache.get(keys[i]); !ok {
+		if !cached[i] {
 			todo = append(todo, i)
 			values = append(values, raws[i])
 		}
