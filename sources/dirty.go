@@ -95,7 +95,7 @@ func dirtyFromIndex(repo *git.Repository, top, subdir string, head plumbing.Hash
 	if err != nil {
 		return false, false, err
 	}
-	ignoreExecBit := cfg.Raw.Section("core").Option("filemode") == "false"
+	ignoreExecBit := gitFalse(cfg.Raw.Section("core").Option("filemode"))
 	for _, e := range mine {
 		changed, err := entryChanged(top, e, indexInfo.ModTime().UnixNano(), ignoreExecBit)
 		if err != nil || changed {
@@ -104,6 +104,16 @@ func dirtyFromIndex(repo *git.Repository, top, subdir string, head plumbing.Hash
 	}
 	untracked, err := hasUntracked(top, subdir, tracked)
 	return untracked, true, err
+}
+
+// gitFalse tells whether a git configuration value is a boolean false, in any of the
+// spellings git takes.
+func gitFalse(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "false", "no", "off", "0":
+		return true
+	}
+	return false
 }
 
 // indexIsTree tells whether the index's cached tree says the index is tree: its root

@@ -55,6 +55,7 @@ func TestWorktreeDirty(t *testing.T) {
 		{name: "file became a folder", change: []change{write(map[string]string{"app/cm.yaml": ""}), write(map[string]string{"app/cm.yaml/x": "y\n"})}, fast: true},
 		{name: "executable bit", change: []change{chmod("app/cm.yaml", 0o755)}, fast: true},
 		{name: "executable bit, core.fileMode false", change: []change{run("config", "core.fileMode", "false"), chmod("app/cm.yaml", 0o755)}, fast: true, goGitDiffers: true},
+		{name: "executable bit, core.fileMode no", change: []change{run("config", "core.fileMode", "no"), chmod("app/cm.yaml", 0o755)}, fast: true, goGitDiffers: true},
 		{name: "link retargeted", change: []change{write(map[string]string{"app/link": "-> run.sh"})}, fast: true},
 		{name: "untracked file", change: []change{write(map[string]string{"app/new.yaml": "x\n"})}, fast: true},
 		{name: "ignored file", change: []change{write(map[string]string{"app/scratch.tmp": "x\n"})}, fast: true},
