@@ -142,6 +142,10 @@ try {
   await page.goto(`${url}/#/syncs/${syncNS}/${syncName}`);
   await page.waitForSelector(`${node(id.widget)}[data-health="WaitingForApproval"]`);
   figure("sync-graph-first-render", since);
+  // The broken app's Subscription may reach the cluster, and OLM's verdict on it, after the
+  // team's plan waits for approval: wait for it (the graph follows the cluster) before
+  // counting edges. A CI run failed here once, the ghost's catalog edge not drawn yet.
+  await page.waitForSelector(`${node(id.ghost)}[data-health="Degraded"]`);
   const plan = await page.getAttribute(`#graph-area .gnode[data-kind="InstallPlan"][data-phase="RequiresApproval"]`, "data-id");
   check(plan && plan.startsWith(`InstallPlan.operators.coreos.com/${teamNS}/`), `an InstallPlan waits for approval: ${plan}`);
   for (const [from, to, kind] of [[id.sync, id.team, "app"], [id.team, id.widget, "app"], [id.widget, plan, "owns"], [plan, id.csv, "owns"],
