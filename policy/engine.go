@@ -203,61 +203,71 @@ func idClashes(pkgs []rulePackage) []Problem {
 // would be dropped there, and on a catalog repository of hundreds of library roots
 // evaluating them was most of the evaluation.
 func (c *compiled) prepare(ctx context.Context, compiler *ast.Compiler, pkgs []rulePackage, sandboxed bool) error {
-	var err error
-	if c.queries, err = prepareQueries(ctx, compiler, pkgs, sandboxed, false); err != nil {
-		return err
-	}
-	c.libraryQueries, err = prepareQueries(ctx, compiler, pkgs, sandboxed, true)
-	return err
-}
-
-// prepareQueries builds the queries of prepare, of the library rules alone when library.
-func prepareQueries(ctx context.Context, compiler *ast.Compiler, pkgs []rulePackage, sandboxed, library bool) ([]ruleQuery, error) {
-	builtin := &ruleQuery{}
+	builtin, builtinLibrary := &ruleQuery{}, &ruleQuery{}
 	var user []*ruleQuery
 	for i := range pkgs {
 		pkg := &pkgs[i]
-		if library && !pkg.rule.Library {
-			continue
-		}
-		q := builtin
 		if pkg.rule.Custom {
-			q = &ruleQuery{rule: &pkg.rule, sandboxed: sandboxed}
+			q := &ruleQuery{rule: &pkg.rule, sandboxed: sandboxed}
+			q.bind(pkg)
 			user = append(user, q)
+			continue
 		}
-		for _, name := range pkg.names {
-			q.bindings = append(q.bindings, binding{
-				name:     fmt.Sprintf("r%d", len(q.bindings)),
-				ref:      pkg.path.Append(ast.StringTerm(name)).String(),
-				severity: severityOfRule(name),
-				pkg:      pkg,
-			})
+		builtin.bind(pkg)
+		if pkg.rule.Library {
+			builtinLibrary.bind(pkg)
 		}
 	}
-	var queries []ruleQuery
+	// A user's package is one query of its own, the same for both: prepared once.
+	for _, q := range append([]*ruleQuery{builtin, builtinLibrary}, user...) {
+		if err := q.prepare(ctx, compiler); err != nil {
+			return err
+		}
+	}
 	for _, q := range append([]*ruleQuery{builtin}, user...) {
-		if len(q.bindings) == 0 {
-			continue
+		if len(q.bindings) > 0 {
+			c.queries = append(c.queries, *q)
 		}
-		if q.sandboxed {
-			queries = append(queries, *q)
-			continue
-		}
-		exprs := make([]string, len(q.bindings))
-		for i, b := range q.bindings {
-			exprs[i] = fmt.Sprintf("%s = [x | x := %s]", b.name, b.ref)
-		}
-		body, err := ast.ParseBody(strings.Join(exprs, "; "))
-		if err != nil {
-			return nil, fmt.Errorf("build policy query: %w", err)
-		}
-		q.query, err = rego.New(rego.ParsedQuery(body), rego.Compiler(compiler)).PrepareForEval(ctx)
-		if err != nil {
-			return nil, policyErrorFrom(err)
-		}
-		queries = append(queries, *q)
 	}
-	return queries, nil
+	for _, q := range append([]*ruleQuery{builtinLibrary}, user...) {
+		if len(q.bindings) > 0 && (q.rule == nil || q.rule.Library) {
+			c.libraryQueries = append(c.libraryQueries, *q)
+		}
+	}
+	return nil
+}
+
+// bind adds every deny/warn rule of pkg to the query.
+func (q *ruleQuery) bind(pkg *rulePackage) {
+	for _, name := range pkg.names {
+		q.bindings = append(q.bindings, binding{
+			name:     fmt.Sprintf("r%d", len(q.bindings)),
+			ref:      pkg.path.Append(ast.StringTerm(name)).String(),
+			severity: severityOfRule(name),
+			pkg:      pkg,
+		})
+	}
+}
+
+// prepare prepares the query's evaluation, unless it has no rules or the sandbox
+// evaluates it.
+func (q *ruleQuery) prepare(ctx context.Context, compiler *ast.Compiler) error {
+	if len(q.bindings) == 0 || q.sandboxed {
+		return nil
+	}
+	exprs := make([]string, len(q.bindings))
+	for i, b := range q.bindings {
+		exprs[i] = fmt.Sprintf("%s = [x | x := %s]", b.name, b.ref)
+	}
+	body, err := ast.ParseBody(strings.Join(exprs, "; "))
+	if err != nil {
+		return fmt.Errorf("build policy query: %w", err)
+	}
+	q.query, err = rego.New(rego.ParsedQuery(body), rego.Compiler(compiler)).PrepareForEval(ctx)
+	if err != nil {
+		return policyErrorFrom(err)
+	}
+	return nil
 }
 
 // Rules returns the catalog of every rule the engine evaluates, sorted by ID: the
