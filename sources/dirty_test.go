@@ -93,14 +93,7 @@ func TestWorktreeDirty(t *testing.T) {
 			}
 			want := gittest.Git(t, repo, "status", "--porcelain", "--untracked-files=all", "--", cmpOrDot(tc.dir)) != ""
 
-			r, err := git.PlainOpen(repo)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wt, err := r.Worktree()
-			if err != nil {
-				t.Fatal(err)
-			}
+			r, wt := openWorktree(t, repo)
 			fastDirty, fast, err := dirtyFromIndex(r, repo, tc.dir, plumbing.NewHash(head))
 			if err != nil {
 				t.Fatal(err)
@@ -182,17 +175,24 @@ func ageIndex(t *testing.T, repo string) {
 	}
 }
 
+// openWorktree opens the repository at dir with go-git, and its working tree.
+func openWorktree(tb testing.TB, dir string) (*git.Repository, *git.Worktree) {
+	tb.Helper()
+	r, err := git.PlainOpen(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	wt, err := r.Worktree()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r, wt
+}
+
 // goGitAdd stages a file with go-git, which writes the index without a cached tree.
 func goGitAdd(name string) func(*testing.T, string) {
 	return func(t *testing.T, repo string) {
-		r, err := git.PlainOpen(repo)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wt, err := r.Worktree()
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, wt := openWorktree(t, repo)
 		if _, err := wt.Add(name); err != nil {
 			t.Fatal(err)
 		}
@@ -202,15 +202,7 @@ func goGitAdd(name string) func(*testing.T, string) {
 // BenchmarkWorkTreeDirty is the dirty check of a check on gitops-catalog's working tree
 // (1,763 files): from the index, and by go-git's Status.
 func BenchmarkWorkTreeDirty(b *testing.B) {
-	repo := shareddata.Corpus(b, b.TempDir(), shareddata.GitOpsCatalog)
-	r, err := git.PlainOpen(repo)
-	if err != nil {
-		b.Fatal(err)
-	}
-	wt, err := r.Worktree()
-	if err != nil {
-		b.Fatal(err)
-	}
+	r, wt := openWorktree(b, shareddata.Corpus(b, b.TempDir(), shareddata.GitOpsCatalog))
 	head, err := r.Head()
 	if err != nil {
 		b.Fatal(err)

@@ -285,33 +285,35 @@ func (b *builder) replicaSets(ctx context.Context, node *Node, dep *appsv1.Deplo
 
 // listReplicaSets lists a namespace's ReplicaSets, the first time it is asked.
 func (b *builder) listReplicaSets(ctx context.Context, namespace string) listed[appsv1.ReplicaSet] {
-	if l, ok := b.rsByNamespace[namespace]; ok {
-		return l
-	}
-	var list appsv1.ReplicaSetList
-	err := b.r.List(ctx, &list, client.InNamespace(namespace))
-	slices.SortFunc(list.Items, func(a, b appsv1.ReplicaSet) int { return cmp.Compare(a.Name, b.Name) })
-	l := listed[appsv1.ReplicaSet]{items: list.Items, err: err}
-	if b.rsByNamespace == nil {
-		b.rsByNamespace = map[string]listed[appsv1.ReplicaSet]{}
-	}
-	b.rsByNamespace[namespace] = l
-	return l
+	return listOnce(&b.rsByNamespace, namespace, func() ([]appsv1.ReplicaSet, error) {
+		var list appsv1.ReplicaSetList
+		err := b.r.List(ctx, &list, client.InNamespace(namespace))
+		return list.Items, err
+	}, func(rs *appsv1.ReplicaSet) string { return rs.Name })
 }
 
 // listPods lists a namespace's Pods, the first time it is asked.
 func (b *builder) listPods(ctx context.Context, namespace string) listed[corev1.Pod] {
-	if l, ok := b.podsByNamespace[namespace]; ok {
+	return listOnce(&b.podsByNamespace, namespace, func() ([]corev1.Pod, error) {
+		var list corev1.PodList
+		err := b.r.List(ctx, &list, client.InNamespace(namespace))
+		return list.Items, err
+	}, func(p *corev1.Pod) string { return p.Name })
+}
+
+// listOnce returns what list gives for namespace, sorted by name, listing it the first time
+// and keeping it in *byNamespace.
+func listOnce[T any](byNamespace *map[string]listed[T], namespace string, list func() ([]T, error), name func(*T) string) listed[T] {
+	if l, ok := (*byNamespace)[namespace]; ok {
 		return l
 	}
-	var list corev1.PodList
-	err := b.r.List(ctx, &list, client.InNamespace(namespace))
-	slices.SortFunc(list.Items, func(a, b corev1.Pod) int { return cmp.Compare(a.Name, b.Name) })
-	l := listed[corev1.Pod]{items: list.Items, err: err}
-	if b.podsByNamespace == nil {
-		b.podsByNamespace = map[string]listed[corev1.Pod]{}
+	items, err := list()
+	slices.SortFunc(items, func(a, b T) int { return cmp.Compare(name(&a), name(&b)) })
+	l := listed[T]{items: items, err: err}
+	if *byNamespace == nil {
+		*byNamespace = map[string]listed[T]{}
 	}
-	b.podsByNamespace[namespace] = l
+	(*byNamespace)[namespace] = l
 	return l
 }
 
