@@ -54,6 +54,11 @@ type Options struct {
 	// says in messages where the budget comes from ("--memory-limit 2Gi").
 	NodeBudget     int64
 	NodeBudgetFrom string
+	// Accept, when set, is asked once olmsync.yaml is read and the apps are found, before
+	// any is built; its error ends the render and is returned as it is. The light build's
+	// check uses it to hand a repository whose olmsync.yaml names catalogs to the build
+	// that has the OLM preview.
+	Accept func(*Config) error
 }
 
 // NodeCost is what one YAML node of a manifest costs a check at worst, in bytes, from
@@ -189,6 +194,11 @@ func Render(ctx context.Context, fsys filesys.FileSystem, root string, opts Opti
 	d, err := discover(ctx, r, opts.Discovery)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Accept != nil {
+		if err := opts.Accept(d.Config); err != nil {
+			return nil, err
+		}
 	}
 	return build(ctx, r, d, opts)
 }

@@ -612,6 +612,30 @@ func TestArgoOverridesApplied(t *testing.T) {
 	}
 }
 
+// TestAccept: Accept sees olmsync.yaml as read, before any app is built; its error ends the
+// render as it is, and nil lets the render go on.
+func TestAccept(t *testing.T) {
+	fsys, root := memRepo(t, files{
+		"olmsync.yaml":         "catalogs:\n- name: community\n  source: catalog\n",
+		"a/kustomization.yaml": kustomizationOf, "a/ns.yaml": nsYAML,
+	})
+	stop := errors.New("stop here")
+	var seen []string
+	_, err := Render(context.Background(), fsys, root, Options{Accept: func(cfg *Config) error {
+		for _, c := range cfg.Catalogs {
+			seen = append(seen, c.Name+"="+c.Source)
+		}
+		return stop
+	}})
+	if !errors.Is(err, stop) || !slices.Equal(seen, []string{"community=catalog"}) {
+		t.Errorf("Accept refusing: err = %v, catalogs seen %v", err, seen)
+	}
+	res := renderRepo(t, fsys, root, Options{Accept: func(*Config) error { return nil }})
+	if len(res.Apps) != 1 || len(res.Apps[0].Objects) != 1 {
+		t.Errorf("Accept accepting: %d apps, want 1 with its Namespace", len(res.Apps))
+	}
+}
+
 func TestRenderRootErrors(t *testing.T) {
 	fsys, root := memRepo(t, files{"olmsync.yaml": "apps: [\n"})
 	_, err := Render(context.Background(), fsys, root, Options{})

@@ -1,5 +1,3 @@
-//go:build !olmsync_light
-
 package preview
 
 import (

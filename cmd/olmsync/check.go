@@ -15,7 +15,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/olmsync/olmsync/check"
-	"github.com/olmsync/olmsync/check/preview"
 	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/render"
 	"github.com/olmsync/olmsync/report"
@@ -43,6 +42,17 @@ func (f *sourceFlags) source(args []string) check.Source {
 	return s
 }
 
+// previewFlags are what the command line names for the OLM preview; the full build reads
+// them as preview.Inputs (preview_full.go), the light build hands a check that names any
+// of them but --global-catalog-namespace to the full build (preview_light.go).
+type previewFlags struct {
+	Catalogs               []string
+	ClusterStates          []string
+	Kubeconfig             string
+	Contexts               []string
+	GlobalCatalogNamespace string
+}
+
 type checkFlags struct {
 	sourceFlags
 	limitFlags
@@ -55,7 +65,7 @@ type checkFlags struct {
 	groupBy     string
 	policies    []string
 	listObjects bool
-	preview     preview.Inputs
+	preview     previewFlags
 	// what kustomize may do beyond reading the repository
 	allowRemoteBases       bool
 	renderCache            string
@@ -161,21 +171,13 @@ func runCheck(cmd *cobra.Command, f *checkFlags, args []string) (err error) {
 		opts.Policies = append(opts.Policies, policy.Dir(dir))
 	}
 
-	previewOpts, err := f.preview.Load(cmd.Context())
+	stages, err := f.preview.stages(cmd.Context(), &opts)
 	if err != nil {
 		return err
 	}
-	opts.GlobalCatalogNamespaces = f.preview.GlobalCatalogNamespaces(previewOpts)
-
-	head, base, err := check.Change(cmd.Context(), f.source(args), f.base, opts, func(base *check.Result) []check.Stage {
-		o := previewOpts
-		if base != nil {
-			o.Base = preview.SectionOf(base)
-		}
-		return []check.Stage{preview.New(o)}
-	})
+	head, base, err := check.Change(cmd.Context(), f.source(args), f.base, opts, stages)
 	if err != nil {
-		return err
+		return handOffPreview(err)
 	}
 	rep, err := check.Report(head, base, check.ReportOptions{
 		Tool:        report.Tool{Name: "olmsync", Version: currentBuildInfo().Version},

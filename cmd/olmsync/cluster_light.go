@@ -32,11 +32,14 @@ func clusterCommands() []*cobra.Command {
 	return out
 }
 
-// handOff runs the command in the full build when it reads a live cluster: `check
-// --kubeconfig` or `--context` (this build links no Kubernetes client).
+// handOff runs the command in the full build when it reads a live cluster (`check
+// --kubeconfig` or `--context`: this build links no Kubernetes client) or previews what
+// OLM does (`--catalog`, `--cluster-state`: nor the OLM preview).
 func handOff(cmd *cobra.Command) error {
-	if cmd.Flags().Changed("kubeconfig") || cmd.Flags().Changed("context") {
-		return execFullBuild()
+	for _, flag := range []string{"kubeconfig", "context", "catalog", "cluster-state"} {
+		if cmd.Flags().Changed(flag) {
+			return execFullBuild()
+		}
 	}
 	return nil
 }

@@ -60,6 +60,20 @@ func TestOneCommandTwoBuilds(t *testing.T) {
 	if out, code := run(t, nil, light, "check", examples(t), "--kubeconfig", filepath.Join(t.TempDir(), "none")); code != 2 || !strings.Contains(out, "--kubeconfig: load kubeconfig") {
 		t.Errorf("check --kubeconfig was not read by the full build (exit %d):\n%s", code, out)
 	}
+	// The OLM preview is the full build's too: named on the command line or in
+	// olmsync.yaml, the light build hands the check over, and the report is the full build's.
+	catalog := filepath.Join(examples(t), "catalog")
+	lightReport, lightExit = run(t, nil, light, "check", examples(t), "--catalog", "community-operators="+catalog, "-o", "json")
+	fullReport, fullExit = run(t, nil, full, "check", examples(t), "--catalog", "community-operators="+catalog, "-o", "json")
+	if lightReport != fullReport || lightExit != fullExit || !strings.Contains(fullReport, `"subscriptions"`) {
+		t.Errorf("check --catalog differs between the builds, or previews nothing: exit %d and %d\n--- light\n%s\n--- full\n%s", lightExit, fullExit, lightReport, fullReport)
+	}
+	configured := withCatalogInConfig(t)
+	lightReport, lightExit = run(t, nil, light, "check", configured, "-o", "json")
+	fullReport, fullExit = run(t, nil, full, "check", configured, "-o", "json")
+	if lightReport != fullReport || lightExit != fullExit || !strings.Contains(fullReport, `"subscriptions"`) {
+		t.Errorf("a check whose olmsync.yaml names a catalog differs between the builds, or previews nothing: exit %d and %d\n--- light\n%s\n--- full\n%s", lightExit, fullExit, lightReport, fullReport)
+	}
 	if out, _ := run(t, nil, light, "--help"); !strings.Contains(out, "run         Run the controllers") || !strings.Contains(out, "check       Render a GitOps repository") {
 		t.Errorf("olmsync --help does not list every command:\n%s", out)
 	}
@@ -77,8 +91,39 @@ func TestLightBuildAlone(t *testing.T) {
 	if err := os.WriteFile(alone, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out, code := run(t, []string{"PATH=" + t.TempDir(), "OLMSYNC_CLUSTER_BIN="}, alone, "get", "syncs")
-	if code != 2 || !strings.Contains(out, "this command runs olmsync-cluster, which is neither beside olmsync nor on the PATH") {
-		t.Errorf("exit %d:\n%s", code, out)
+	env := []string{"PATH=" + t.TempDir(), "OLMSYNC_CLUSTER_BIN="}
+	for _, args := range [][]string{
+		{"get", "syncs"},
+		{"check", examples(t), "--catalog", "community-operators=" + filepath.Join(examples(t), "catalog")},
+		{"check", withCatalogInConfig(t)},
+	} {
+		out, code := run(t, env, alone, args...)
+		if code != 2 || !strings.Contains(out, "this command runs olmsync-cluster, which is neither beside olmsync nor on the PATH") {
+			t.Errorf("olmsync %s: exit %d:\n%s", strings.Join(args, " "), code, out)
+		}
 	}
+	// Without a preview, the light build checks on its own.
+	if out, code := run(t, env, alone, "check", examples(t)); code != 0 {
+		t.Errorf("olmsync check without olmsync-cluster: exit %d:\n%s", code, out)
+	}
+}
+
+// withCatalogInConfig is a copy of examples/gitops whose olmsync.yaml names its catalog
+// for the OLM preview (catalogs:), as a repository that previews on every check does.
+func withCatalogInConfig(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(examples(t))); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(dir, "olmsync.yaml")
+	data, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = append(data, "catalogs:\n- name: community-operators\n  source: catalog\n"...)
+	if err := os.WriteFile(config, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
