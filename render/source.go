@@ -124,16 +124,14 @@ func hasAlias(n *yaml.Node) bool {
 	return slices.ContainsFunc(n.Content, hasAlias)
 }
 
-// takeMarker reads and removes an object's sourceMarker.
+// takeMarker reads and removes an object's sourceMarker, in one walk of its metadata
+// (Clear gives back what it removed).
 func takeMarker(res *resource.Resource) (Source, bool, error) {
-	field, err := res.Pipe(yaml.Lookup("metadata", sourceMarker))
+	field, err := res.Pipe(yaml.Lookup("metadata"), yaml.Clear(sourceMarker))
 	if err != nil || field == nil {
 		return Source{}, false, nil //nolint:nilerr // no metadata mapping: no marker
 	}
 	v := yaml.GetValue(field)
-	if _, err := res.Pipe(yaml.Lookup("metadata"), yaml.Clear(sourceMarker)); err != nil {
-		return Source{}, false, fmt.Errorf("remove %s: %w", sourceMarker, err)
-	}
 	i := strings.LastIndexByte(v, ':')
 	line, err := strconv.Atoi(v[i+1:])
 	if i < 0 || err != nil {

@@ -143,8 +143,7 @@ func entryChanged(top string, e *index.Entry, indexWritten int64, ignoreExecBit 
 		return false, err
 	}
 	mode, err := filemode.NewFromOSFileMode(info.Mode())
-	if ignoreExecBit && mode == filemode.Executable && e.Mode == filemode.Regular ||
-		ignoreExecBit && mode == filemode.Regular && e.Mode == filemode.Executable {
+	if ignoreExecBit && isFileMode(mode) && isFileMode(e.Mode) {
 		mode = e.Mode
 	}
 	if err != nil || mode != e.Mode {
@@ -160,6 +159,11 @@ func entryChanged(top string, e *index.Entry, indexWritten int64, ignoreExecBit 
 		return false, err
 	}
 	return h != e.Hash, nil
+}
+
+// isFileMode tells whether m is a plain file's mode, executable or not.
+func isFileMode(m filemode.FileMode) bool {
+	return m == filemode.Regular || m == filemode.Executable
 }
 
 // hashFile is the blob hash git gives a file: its content, or a symbolic link's target.
