@@ -16,37 +16,71 @@ import (
 //
 // The two revisions share one render cache, findings cache and compiled policies (most
 // apps are the same in both: each is built and evaluated once), and each gets half of
-// opts.Render.NodeBudget, since both are held at once.
+// opts.Render.NodeBudget, since both are held at once. The head is opened and its apps
+// found while the base is: reading a revision and finding its apps is one core's work,
+// and the head's builds, which start once the base is checked, need nothing more.
 func Change(ctx context.Context, src Source, baseRef string, opts Options, stages func(base *Result) []Stage) (head, base *Result, err error) {
-	if baseRef != "" {
-		opts.Render.NodeBudget /= 2
-		if opts.Render.Cache == nil {
-			opts.Render.Cache = render.NewCache()
+	if baseRef == "" {
+		opts.Stages = stages(nil)
+		head, err = runSource(ctx, src, opts)
+		return head, nil, err
+	}
+	opts.Render.NodeBudget /= 2
+	if opts.Render.Cache == nil {
+		opts.Render.Cache = render.NewCache()
+	}
+	if opts.PolicyCache == nil {
+		opts.PolicyCache = policy.NewFindingsCache()
+	}
+	if opts.PolicyCompiled == nil {
+		opts.PolicyCompiled = policy.NewCompileCache()
+	}
+	headCtx, stopHead := context.WithCancel(ctx)
+	defer stopHead()
+	heads := make(chan opened, 1)
+	go func() { heads <- openAndFind(headCtx, src, &opts) }()
+
+	baseOpts := opts
+	baseOpts.Stages = stages(nil)
+	base, err = runSource(ctx, src.At(baseRef), baseOpts)
+	if err != nil {
+		stopHead()
+		if h := <-heads; h.found != nil {
+			_ = h.found.tree.Settle() // a working tree's git status ends before Change returns
 		}
-		if opts.PolicyCache == nil {
-			opts.PolicyCache = policy.NewFindingsCache()
-		}
-		if opts.PolicyCompiled == nil {
-			opts.PolicyCompiled = policy.NewCompileCache()
-		}
-		baseOpts := opts
-		baseOpts.Stages = stages(nil)
-		if base, err = runSource(ctx, src.At(baseRef), baseOpts); err != nil {
-			return nil, nil, fmt.Errorf("base revision: %w", err)
-		}
+		return nil, nil, fmt.Errorf("base revision: %w", err)
+	}
+	h := <-heads
+	if h.err != nil {
+		return nil, nil, h.err
 	}
 	opts.Stages = stages(base)
-	if head, err = runSource(ctx, src, opts); err != nil {
+	if head, err = runFound(ctx, h.found, opts); err != nil {
 		return nil, nil, err
 	}
 	return head, base, nil
 }
 
-// runSource opens one revision and checks it.
-func runSource(ctx context.Context, src Source, opts Options) (*Result, error) {
+// opened is a revision opened and its apps found, or why it could not be opened.
+type opened struct {
+	found *found
+	err   error
+}
+
+// openAndFind opens one revision and finds its apps.
+func openAndFind(ctx context.Context, src Source, opts *Options) opened {
 	tree, err := src.Open(ctx)
 	if err != nil {
-		return nil, err
+		return opened{err: err}
 	}
-	return Run(ctx, tree, opts)
+	return opened{found: find(ctx, tree, opts)}
+}
+
+// runSource opens one revision and checks it.
+func runSource(ctx context.Context, src Source, opts Options) (*Result, error) {
+	o := openAndFind(ctx, src, &opts)
+	if o.err != nil {
+		return nil, o.err
+	}
+	return runFound(ctx, o.found, opts)
 }

@@ -145,24 +145,50 @@ func (r *Result) Complete() bool { return len(r.Problems) == 0 }
 // fails only when the context ends or the tree's root cannot be read; everything wrong
 // with the repository's content is a Problem of the result, and the rest is still checked.
 func Run(ctx context.Context, tree *sources.Tree, opts Options) (*Result, error) {
-	res, err := runChecks(ctx, tree, opts)
+	return runFound(ctx, find(ctx, tree, &opts), opts)
+}
+
+// found is a revision whose apps are found and not yet built (render.Prepare): a pull
+// request's head is found while its base is checked.
+type found struct {
+	tree *sources.Tree
+	apps *render.Prepared
+	// err is why the apps could not be found: a broken olmsync.yaml (a problem of the
+	// check) or an unreadable root.
+	err error
+}
+
+// find finds the apps of the revision tree holds.
+func find(ctx context.Context, tree *sources.Tree, opts *Options) *found {
+	ropts := opts.Render
+	ropts.Discovery = discoverOptions(tree, opts)
+	apps, err := render.Prepare(ctx, tree.FS, tree.Root, ropts)
+	return &found{tree: tree, apps: apps, err: err}
+}
+
+// runFound checks a found revision (Run).
+func runFound(ctx context.Context, f *found, opts Options) (*Result, error) {
+	res, err := runChecks(ctx, f, opts)
 	// A working tree's git status runs beside the render (Source.Open); the report's
 	// revision needs it.
-	if serr := tree.Settle(); serr != nil && err == nil {
+	if serr := f.tree.Settle(); serr != nil && err == nil {
 		err = serr
 	}
 	if err != nil {
 		return nil, err
 	}
-	res.Revision = RevisionOf(tree)
+	res.Revision = RevisionOf(f.tree)
 	return res, nil
 }
 
-func runChecks(ctx context.Context, tree *sources.Tree, opts Options) (*Result, error) {
+func runChecks(ctx context.Context, f *found, opts Options) (*Result, error) {
+	tree := f.tree
 	res := &Result{Tree: tree}
-	ropts := opts.Render
-	ropts.Discovery = discoverOptions(tree, &opts)
-	rendered, err := render.Render(ctx, tree.FS, tree.Root, ropts)
+	var rendered *render.Result
+	err := f.err
+	if err == nil {
+		rendered, err = f.apps.Build(ctx)
+	}
 	var cfgErr *render.ConfigError
 	switch {
 	case errors.As(err, &cfgErr):

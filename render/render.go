@@ -186,6 +186,25 @@ type AppResult struct {
 // (see Build). It fails only when the root cannot be read or olmsync.yaml is broken; a
 // failed app is reported in its AppResult and the others are still rendered.
 func Render(ctx context.Context, fsys filesys.FileSystem, root string, opts Options) (*Result, error) {
+	p, err := Prepare(ctx, fsys, root, opts)
+	if err != nil {
+		return nil, err
+	}
+	return p.Build(ctx)
+}
+
+// Prepared is a repository whose apps are found and not yet built: Render's first half
+// done. A pull request's check finds the head's apps while it builds the base's, since
+// finding them is one core's work and the builds wait for nothing of it.
+type Prepared struct {
+	r    *repo
+	d    *Discovery
+	opts Options
+}
+
+// Prepare finds the apps of the repository at root in fsys (see Discover) and, when
+// opts.Accept is set, asks it; Build builds them. Its errors are Render's.
+func Prepare(ctx context.Context, fsys filesys.FileSystem, root string, opts Options) (*Prepared, error) {
 	r, err := newRepo(fsys, root)
 	if err != nil {
 		return nil, err
@@ -200,7 +219,12 @@ func Render(ctx context.Context, fsys filesys.FileSystem, root string, opts Opti
 			return nil, err
 		}
 	}
-	return build(ctx, r, d, opts)
+	return &Prepared{r: r, d: d, opts: opts}, nil
+}
+
+// Build builds every app Prepare found (see Render). It is called once.
+func (p *Prepared) Build(ctx context.Context) (*Result, error) {
+	return build(ctx, p.r, p.d, p.opts)
 }
 
 func build(ctx context.Context, r *repo, d *Discovery, opts Options) (*Result, error) {
