@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -357,19 +358,35 @@ func scanRepo(ctx context.Context, r *repo) (*repoScan, error) {
 		return nil, fmt.Errorf("walk repository: %w", err)
 	}
 	r.noteWalk(s.dirs, s.files)
-	read := 0
+	var manifests []string
 	for _, rel := range s.files {
 		if !isManifestName(rel) || s.inChart(rel) {
 			continue
 		}
-		if read++; read > MaxManifestFiles {
+		if len(manifests) == MaxManifestFiles {
 			return nil, &ConfigError{File: ".", Msg: fmt.Sprintf("the repository holds more than %d YAML and JSON files; olmsync reads at most %d: %v", MaxManifestFiles, MaxManifestFiles, ErrTooManyFiles)}
 		}
+		manifests = append(manifests, rel)
+	}
+	// Reading each file and parsing each folder's kustomization are work of their own: they
+	// run on every core, r keeps what they read, and what they found is taken in order below.
+	isEntry := make([]bool, len(manifests))
+	parallel(ctx, runtime.GOMAXPROCS(0), len(manifests)+len(s.dirs), func(i int) {
+		if i < len(manifests) {
+			data, err := r.readFile(manifests[i])
+			isEntry[i] = err == nil && slices.ContainsFunc(entryMarkers, func(m []byte) bool { return bytes.Contains(data, m) })
+			return
+		}
+		_, _ = r.kustomizationAt(s.dirs[i-len(manifests)]) // its error is taken in order below
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for i, rel := range manifests {
 		if rel != ConfigFileName && !inHiddenFolder(rel) {
 			s.manifests++
 		}
-		data, err := r.readFile(rel)
-		if err == nil && slices.ContainsFunc(entryMarkers, func(m []byte) bool { return bytes.Contains(data, m) }) {
+		if isEntry[i] {
 			s.entryFiles = append(s.entryFiles, rel)
 		}
 	}
