@@ -17,8 +17,8 @@ import (
 // The two revisions share one render cache, findings cache and compiled policies (most
 // apps are the same in both: each is built and evaluated once), and each gets half of
 // opts.Render.NodeBudget, since both are held at once. The head is opened and its apps
-// found while the base is: reading a revision and finding its apps is one core's work,
-// and the head's builds, which start once the base is checked, need nothing more.
+// found while the base is: reading a revision and walking it are one core's work, and the
+// head's builds, which start once the base is checked, need nothing more.
 func Change(ctx context.Context, src Source, baseRef string, opts Options, stages func(base *Result) []Stage) (head, base *Result, err error) {
 	if baseRef == "" {
 		opts.Stages = stages(nil)
@@ -37,50 +37,50 @@ func Change(ctx context.Context, src Source, baseRef string, opts Options, stage
 	}
 	headCtx, stopHead := context.WithCancel(ctx)
 	defer stopHead()
-	heads := make(chan opened, 1)
-	go func() { heads <- openAndFind(headCtx, src, &opts) }()
+	var headFound *found
+	var headErr error
+	headDone := make(chan struct{})
+	go func() {
+		defer close(headDone)
+		headFound, headErr = openAndFind(headCtx, src, &opts)
+	}()
 
 	baseOpts := opts
 	baseOpts.Stages = stages(nil)
 	base, err = runSource(ctx, src.At(baseRef), baseOpts)
 	if err != nil {
 		stopHead()
-		if h := <-heads; h.found != nil {
-			_ = h.found.tree.Settle() // a working tree's git status ends before Change returns
+		<-headDone
+		if headFound != nil {
+			_ = headFound.tree.Settle() // a working tree's git status ends before Change returns
 		}
 		return nil, nil, fmt.Errorf("base revision: %w", err)
 	}
-	h := <-heads
-	if h.err != nil {
-		return nil, nil, h.err
+	<-headDone
+	if headErr != nil {
+		return nil, nil, headErr
 	}
 	opts.Stages = stages(base)
-	if head, err = runFound(ctx, h.found, opts); err != nil {
+	if head, err = runFound(ctx, headFound, opts); err != nil {
 		return nil, nil, err
 	}
 	return head, base, nil
 }
 
-// opened is a revision opened and its apps found, or why it could not be opened.
-type opened struct {
-	found *found
-	err   error
-}
-
 // openAndFind opens one revision and finds its apps.
-func openAndFind(ctx context.Context, src Source, opts *Options) opened {
+func openAndFind(ctx context.Context, src Source, opts *Options) (*found, error) {
 	tree, err := src.Open(ctx)
 	if err != nil {
-		return opened{err: err}
+		return nil, err
 	}
-	return opened{found: find(ctx, tree, opts)}
+	return find(ctx, tree, opts), nil
 }
 
 // runSource opens one revision and checks it.
 func runSource(ctx context.Context, src Source, opts Options) (*Result, error) {
-	o := openAndFind(ctx, src, &opts)
-	if o.err != nil {
-		return nil, o.err
+	f, err := openAndFind(ctx, src, &opts)
+	if err != nil {
+		return nil, err
 	}
-	return runFound(ctx, o.found, opts)
+	return runFound(ctx, f, opts)
 }

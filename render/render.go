@@ -194,8 +194,9 @@ func Render(ctx context.Context, fsys filesys.FileSystem, root string, opts Opti
 }
 
 // Prepared is a repository whose apps are found and not yet built: Render's first half
-// done. A pull request's check finds the head's apps while it builds the base's, since
-// finding them is one core's work and the builds wait for nothing of it.
+// done. A pull request's check finds the head's apps while it checks the base, since
+// finding them is mostly one core's work (the walk) and the base's builds wait for none
+// of it.
 type Prepared struct {
 	r    *repo
 	d    *Discovery

@@ -29,5 +29,6 @@ func (f previewFlags) stages(ctx context.Context, opts *check.Options) (func(bas
 	}, nil
 }
 
-// handOffPreview is the light build's: this build previews itself.
+// handOffPreview returns err as it is: this build runs the OLM preview itself (the light
+// build's hands a check that needs it to this one).
 func handOffPreview(err error) error { return err }
