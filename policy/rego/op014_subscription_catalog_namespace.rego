@@ -55,10 +55,18 @@ searched(app, ns, source_ns) if {
 # excludes_global holds when an OperatorGroup of the namespace, on the same cluster,
 # turns off resolution from the global catalog namespace.
 excludes_global(app, ns) if {
+	some [group_ns, group_app] in exclusions
+	group_ns == ns
+	lib.same_cluster(app.name, group_app)
+}
+
+# exclusions holds [namespace, app name] for every OperatorGroup that turns off resolution
+# from the global catalog namespace. Made once, in one pass over the groups: looking for
+# them again for every Subscription was most of the rules' time on a cluster of hundreds of
+# namespaces (a Subscription and an OperatorGroup each).
+exclusions contains [entry.namespace, input.apps[k].name] if {
 	some [k, l] in lib.olm.OperatorGroup
 	entry := input.apps[k].objects[l]
-	entry.namespace == ns
-	lib.same_cluster(app.name, input.apps[k].name)
 	object.get(entry.object, ["metadata", "annotations", exclude_global_annotation], "") == "true"
 }
 

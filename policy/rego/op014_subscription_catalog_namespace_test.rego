@@ -45,3 +45,27 @@ test_global_namespace_excluded_by_the_operatorgroup_is_denied if {
 	some r in results
 	contains(r.msg, "olm.operatorframework.io/exclude-global-namespace-resolution")
 }
+
+excluding_group(ns) := object.union(
+	f.operator_group(ns, ns, {"targetNamespaces": [ns]}),
+	{"metadata": {"annotations": {"olm.operatorframework.io/exclude-global-namespace-resolution": "true"}}},
+)
+
+# Another namespace's group, or a group whose annotation is not "true", excludes nothing.
+test_exclusion_applies_to_its_own_namespace_only if {
+	sub := sub_from("team-a", "openshift-marketplace")
+	count(op014.deny) == 0 with input as f.cluster([f.cluster_scope([f.entry(excluding_group("team-b"))]), f.app("team-a", "team-a", [f.entry(sub)])])
+	not_true := json.patch(excluding_group("team-a"), [{"op": "replace", "path": "/metadata/annotations/olm.operatorframework.io~1exclude-global-namespace-resolution", "value": "false"}])
+	count(op014.deny) == 0 with input as f.cluster([f.cluster_scope([f.entry(not_true)]), f.app("team-a", "team-a", [f.entry(sub)])])
+}
+
+# A group in an app whose cluster is unknown excludes the global namespace for the
+# Subscriptions of its own app only: the others may run on another cluster.
+test_exclusion_from_an_app_of_unknown_cluster if {
+	sub := sub_from("team-a", "openshift-marketplace")
+	count(op014.deny) == 0 with input as f.cluster([
+		f.own_scope_app("overlays/x", "team-a", [f.entry(excluding_group("team-a"))]),
+		f.app("team-a", "team-a", [f.entry(sub)]),
+	])
+	count(op014.deny) == 1 with input as f.cluster([f.own_scope_app("overlays/x", "team-a", [f.entry(excluding_group("team-a")), f.entry(sub)])])
+}
