@@ -252,7 +252,7 @@ func TestFileContentGoesWithItsLastBuild(t *testing.T) {
 				t.Errorf("the walk's listing held %t after planning, want %t", listed, keepContent)
 			}
 			for _, f := range []string{"base/a.yaml", "one/b.yaml"} {
-				if _, err := r.markedManifest(f); err != nil {
+				if _, err := r.markedManifest(f, false); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -402,6 +402,12 @@ func (pl *planner) reference(k *kustomization, field string, i int, ref string) 
 			pl.p.resourceFiles = append(pl.p.resourceFiles, p)
 			pl.p.read(mf)
 		}
+		if (mf.marks == nil || pl.opts.markByTree) && slices.ContainsFunc(mf.roots, hasFolded) {
+			// Marked through its tree, the file would be written out again, and a folded
+			// scalar can come back with another value: kustomize reads it as written, and
+			// its origin annotations trace the app's objects.
+			pl.p.needsOrigin = true
+		}
 		return nil
 	case pl.r.isDir(p):
 		child, err := pl.r.kustomizationAt(p)

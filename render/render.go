@@ -59,6 +59,10 @@ type Options struct {
 	// check uses it to hand a repository whose olmsync.yaml names catalogs to the build
 	// that has the OLM preview.
 	Accept func(*Config) error
+
+	// markByTree marks every resource file through its tree (markObjects), never in its
+	// text (textMarks): tests compare the two ways on real repositories.
+	markByTree bool
 }
 
 // NodeCost is what one YAML node of a manifest costs a check at worst, in bytes, from

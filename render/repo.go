@@ -458,6 +458,9 @@ type manifestFile struct {
 	// once the file's trees were released (see repo.releaseTrees): trees is then the way
 	// to them.
 	roots []*yaml.Node
+	// marks are where each document's source marker goes in the file's text, when every
+	// document can be marked there (textMarks); nil otherwise. Kept with the identities.
+	marks []markSpot
 }
 
 // manifestDoc is one document of a manifest file (or one item of a List document).
@@ -474,7 +477,7 @@ type manifestDoc struct {
 // identities is the file without its trees: what tracing an object back to its document
 // reads.
 func (mf *manifestFile) identities() *manifestFile {
-	lean := &manifestFile{File: mf.File, Docs: slices.Clone(mf.Docs), Nodes: mf.Nodes}
+	lean := &manifestFile{File: mf.File, Docs: slices.Clone(mf.Docs), Nodes: mf.Nodes, marks: mf.marks}
 	for i := range lean.Docs {
 		lean.Docs[i].Node = nil
 	}
@@ -605,6 +608,7 @@ func (r *repo) parseManifests(file string) (*manifestFile, error) {
 		mf.Docs = append(mf.Docs, indexDoc(d.Node)...)
 		mf.roots = append(mf.roots, d.Node)
 	}
+	mf.marks = textMarks(raw, mf.roots)
 	return mf, nil
 }
 

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"path"
@@ -52,7 +53,7 @@ func (b *builder) withSourceMarkers(p *plan) (map[string][]byte, error) {
 		if _, overridden := out[file]; overridden {
 			continue
 		}
-		marked, err := b.r.markedManifest(file)
+		marked, err := b.r.markedManifest(file, b.opts.markByTree)
 		if err != nil {
 			return nil, err
 		}
@@ -65,38 +66,162 @@ func (b *builder) withSourceMarkers(p *plan) (map[string][]byte, error) {
 // of a List) annotated with sourceMarker. A file whose documents cannot be marked (not
 // objects, anchors kustomize would expand) is handed over as written: its objects are then
 // traced as kustomize's origin would, by matching documents.
-func (r *repo) markedManifest(file string) ([]byte, error) {
-	return loadOnce(r, r.marked, file, func() ([]byte, error) { return r.markManifest(file) })
+func (r *repo) markedManifest(file string, byTree bool) ([]byte, error) {
+	return loadOnce(r, r.marked, file, func() ([]byte, error) { return r.markManifest(file, byTree) })
 }
 
-func (r *repo) markManifest(file string) ([]byte, error) {
+// markManifest marks a file in its text where textMarks found how, else through its trees.
+func (r *repo) markManifest(file string, byTree bool) ([]byte, error) {
 	raw, err := r.readFile(file)
 	if err != nil {
 		return nil, err
+	}
+	if mf, err := r.manifestsIn(file); err == nil && mf.marks != nil && !byTree {
+		return insertMarks(raw, file, mf.marks), nil
 	}
 	mf, fresh, err := r.trees(file)
 	if err != nil {
 		return nil, err
 	}
+	if marked, ok := markTrees(mf.roots, file, !fresh); ok {
+		return marked, nil
+	}
+	return raw, nil // unmarkable: kustomize reads the file as written
+}
+
+// markTrees writes a file's documents out with each object marked (markObjects), on copies
+// of them when shared; false when a document cannot be marked or written.
+func markTrees(roots []*yaml.Node, file string, shared bool) ([]byte, bool) {
 	var b strings.Builder
-	for i, root := range mf.roots {
+	for i, root := range roots {
 		rn := yaml.NewRNode(root)
-		if !fresh { // the planning's trees: marked on a copy, never changed
+		if shared { // the planning's trees: marked on a copy, never changed
 			rn = rn.Copy()
 		}
 		if !markObjects(rn.YNode(), file) {
-			return raw, nil
+			return nil, false
 		}
 		s, err := rn.String()
 		if err != nil {
-			return raw, nil //nolint:nilerr // unmarkable: kustomize reads the file as written
+			return nil, false
 		}
 		if i > 0 {
 			b.WriteString("---\n")
 		}
 		b.WriteString(s)
 	}
-	return []byte(b.String()), nil
+	return []byte(b.String()), true
+}
+
+// markSpot is where the source marker of one document goes in its file's text: a line of
+// its own, inserted before line before (1-based) and indented by indent spaces, so that it
+// is the first field of the document's metadata; line is the document's line, what the
+// marker holds.
+type markSpot struct{ before, indent, line int }
+
+// textMarks finds where each object's marker can be written into the file's text as it
+// is. Planning has just parsed the file; marking it through its tree meant parsing it a
+// second time (trees are released after planning, see repo.releaseTrees) and writing it out,
+// about a sixth of a check's CPU on a repository of an app per folder, and writing it out
+// can change a folded scalar (hasFolded). It returns nil unless every document is an
+// object (or a List of objects) in block style, without aliases, whose metadata is a block
+// mapping that starts on a line of its own and has no marker yet, and the file's lines are
+// counted as YAML counts them (no line break but "\n" and "\r\n"). The text with the
+// marker lines inserted then parses to the trees markObjects would make (FuzzTextMarks).
+func textMarks(raw []byte, roots []*yaml.Node) []markSpot {
+	if len(roots) == 0 || !plainLineBreaks(raw) {
+		return nil
+	}
+	t := &textMarker{raw: raw, lines: lineStarts(raw)}
+	for _, n := range roots {
+		if n.Style&yaml.FlowStyle != 0 || hasAlias(n) || !t.mark(n) {
+			return nil
+		}
+	}
+	return t.spots
+}
+
+// textMarker finds the markSpots of a file's objects, in the order of their lines.
+type textMarker struct {
+	raw   []byte
+	lines []int // where each line starts
+	spots []markSpot
+}
+
+// mark finds where the marker of object n (or of each item of a List) goes, as markObjects
+// would mark it; false when it cannot go in the text.
+func (t *textMarker) mark(n *yaml.Node) bool {
+	if n.Kind != yaml.MappingNode || n.Style&yaml.FlowStyle != 0 {
+		return false
+	}
+	if items := mapValue(n, "items"); items != nil && items.Kind == yaml.SequenceNode && strings.HasSuffix(scalarAt(n, "kind"), "List") {
+		if items.Style&yaml.FlowStyle != 0 {
+			return false
+		}
+		for _, it := range items.Content {
+			if !t.mark(it) {
+				return false
+			}
+		}
+		return true
+	}
+	key, meta := mapKey(n, "metadata"), mapValue(n, "metadata")
+	if meta == nil || meta.Kind != yaml.MappingNode || meta.Style&yaml.FlowStyle != 0 || len(meta.Content) < 2 || mapValue(meta, sourceMarker) != nil {
+		return false
+	}
+	first := meta.Content[0]
+	if first.Kind != yaml.ScalarNode || first.Line <= key.Line || first.Line > len(t.lines) || len(t.spots) > 0 && first.Line <= t.spots[len(t.spots)-1].before {
+		return false
+	}
+	// The first field's line must start with exactly its indentation: not "? key", not a
+	// line yaml.v3 counted differently.
+	indent := first.Column - 1
+	text := t.raw[t.lines[first.Line-1]:]
+	if indent < 0 || len(text) <= indent || strings.TrimLeft(string(text[:indent]), " ") != "" || strings.ContainsRune(" \t?-#\r\n", rune(text[indent])) {
+		return false
+	}
+	t.spots = append(t.spots, markSpot{before: first.Line, indent: indent, line: n.Line})
+	return true
+}
+
+// plainLineBreaks reports whether raw breaks lines only with "\n" (and "\r\n"): yaml.v3
+// also breaks them at a lone "\r", NEL, LS and PS, which textMarks does not count.
+func plainLineBreaks(raw []byte) bool {
+	for i, c := range raw {
+		if c == '\r' && (i+1 == len(raw) || raw[i+1] != '\n') {
+			return false
+		}
+	}
+	return !bytes.Contains(raw, []byte("\u0085")) && !bytes.Contains(raw, []byte("\u2028")) && !bytes.Contains(raw, []byte("\u2029"))
+}
+
+// lineStarts is the offset of each line of raw.
+func lineStarts(raw []byte) []int {
+	starts := []int{0}
+	for i, c := range raw {
+		if c == '\n' && i+1 < len(raw) {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+// insertMarks writes raw with each spot's marker line inserted (spots in the order of
+// their lines).
+func insertMarks(raw []byte, file string, spots []markSpot) []byte {
+	lines := lineStarts(raw)
+	out := make([]byte, 0, len(raw)+len(spots)*(len(sourceMarker)+len(file)+16))
+	copied := 0
+	for _, s := range spots {
+		at := lines[s.before-1]
+		out = append(out, raw[copied:at]...)
+		out = append(out, strings.Repeat(" ", s.indent)...)
+		out = append(out, sourceMarker+": "...)
+		out = strconv.AppendQuote(out, file+":"+strconv.Itoa(s.line))
+		out = append(out, '\n')
+		copied = at
+	}
+	return append(out, raw[copied:]...)
 }
 
 // markObjects marks the object n (or each item of a List) with its line. It reports false
@@ -115,6 +240,17 @@ func markObjects(n *yaml.Node, file string) bool {
 	}
 	rn := yaml.NewRNode(n)
 	return rn.PipeE(yaml.LookupCreate(yaml.MappingNode, "metadata"), yaml.SetField(sourceMarker, yaml.NewStringRNode(file+":"+strconv.Itoa(n.Line)))) == nil
+}
+
+// hasFolded reports a folded block scalar (">") in n. Written out again from its tree, a
+// folded scalar with blank lines can come back with another value — a Tekton Task's script
+// in gitops-catalog rendered with one more line break than kustomize renders it — so a file
+// holding one that cannot be marked in its text is not marked at all (planner.reference).
+func hasFolded(n *yaml.Node) bool {
+	if n.Kind == yaml.ScalarNode && n.Style&yaml.FoldedStyle != 0 {
+		return true
+	}
+	return slices.ContainsFunc(n.Content, hasFolded)
 }
 
 func hasAlias(n *yaml.Node) bool {

@@ -50,7 +50,7 @@ func TestSourceMarkersInsteadOfOriginAnnotations(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, f := range tt.marked {
-				if !regexp.MustCompile(regexp.QuoteMeta(sourceMarker+": ") + `'?` + regexp.QuoteMeta(f) + `:\d+`).Match(overrides[f]) {
+				if !regexp.MustCompile(regexp.QuoteMeta(sourceMarker+": ") + `['"]?` + regexp.QuoteMeta(f) + `:\d+`).Match(overrides[f]) {
 					t.Errorf("%s is not handed to kustomize marked:\n%s", f, overrides[f])
 				}
 			}
