@@ -50,13 +50,13 @@ func (c *FindingsCache) put(key string, v []Violation) {
 	c.mu.Unlock()
 }
 
-// findingsKey is the digest of the engine's rules and a completed input; "" when there is
-// no cache or the input cannot be encoded.
-func (e *Engine) findingsKey(value map[string]any) string {
+// findingsKey is the digest of the engine's rules and a completed input (its JSON form);
+// "" when there is no cache or the input cannot be encoded.
+func (e *Engine) findingsKey(in *Input) string {
 	if e.cache == nil {
 		return ""
 	}
-	b, err := json.Marshal(value)
+	b, err := json.Marshal(in)
 	if err != nil {
 		return ""
 	}

@@ -310,18 +310,16 @@ func (e *Engine) Findings(ctx context.Context, clusters ...Input) ([]Violation, 
 		seen[in.Key()] = true
 	}
 	completed := make([]Input, len(clusters))
-	raws := make([]map[string]any, len(clusters))
 	keys := make([]string, len(clusters))
 	found := make([][]Violation, len(clusters))
 	cached := make([]bool, len(clusters))
 	_ = eachInput(len(clusters), func(i int) error { // never fails
 		completed[i] = clusters[i].Complete()
-		raws[i] = completed[i].value()
-		keys[i] = e.findingsKey(raws[i])
+		keys[i] = e.findingsKey(&completed[i])
 		found[i], cached[i] = e.cache.get(keys[i])
 		return nil
 	})
-	sandboxed, err := e.sandboxFindings(ctx, raws, cached)
+	sandboxed, err := e.sandboxFindings(ctx, completed, cached)
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +327,7 @@ func (e *Engine) Findings(ctx context.Context, clusters ...Input) ([]Violation, 
 		if cached[i] {
 			return nil
 		}
-		f, err := e.evaluateValue(ctx, &completed[i], raws[i], sandboxed[i])
+		f, err := e.evaluateValue(ctx, &completed[i], sandboxed[i])
 		if err != nil {
 			return fmt.Errorf("evaluate %s: %w", completed[i].Name(), err)
 		}
@@ -380,19 +378,19 @@ func eachInput(n int, fn func(i int) error) error {
 	return nil
 }
 
-// sandboxFindings evaluates the users' rules in the sandbox over the inputs whose
-// findings are not cached, all in one child process; nil results without a sandbox.
-func (e *Engine) sandboxFindings(ctx context.Context, raws []map[string]any, cached []bool) ([]*sandboxResults, error) {
-	out := make([]*sandboxResults, len(raws))
+// sandboxFindings evaluates the users' rules in the sandbox over the completed inputs
+// whose findings are not cached, all in one child process; nil results without a sandbox.
+func (e *Engine) sandboxFindings(ctx context.Context, completed []Input, cached []bool) ([]*sandboxResults, error) {
+	out := make([]*sandboxResults, len(completed))
 	if e.sandbox == nil {
 		return out, nil
 	}
 	var todo []int
 	var values []map[string]any
-	for i := range raws {
+	for i := range completed {
 		if !cached[i] {
 			todo = append(todo, i)
-			values = append(values, raws[i])
+			values = append(values, completed[i].value())
 		}
 	}
 	if len(todo) == 0 {
@@ -429,21 +427,28 @@ func clusterName(name string) string {
 	return fmt.Sprintf("cluster %q", name)
 }
 
-// evaluateValue runs every rule over one completed input, given as its value; the users'
-// rules' results come from sandboxed when the sandbox evaluated them.
-func (e *Engine) evaluateValue(ctx context.Context, in *Input, raw map[string]any, sandboxed *sandboxResults) ([]Violation, error) {
-	value, err := ast.InterfaceToValue(raw)
-	if err != nil {
-		return nil, fmt.Errorf("build policy input: %w", err)
-	}
-	c := newClusterIndex(in)
-	var found []Violation
-	seen := map[Violation]bool{}
-	var problems []Problem
+// evaluateValue runs every rule over one completed input; the users' rules' results come
+// from sandboxed when the sandbox evaluated them. The input's value is the built-in rules'
+// (astValue) unless users' rules are evaluated in this process.
+func (e *Engine) evaluateValue(ctx context.Context, in *Input, sandboxed *sandboxResults) ([]Violation, error) {
 	queries := e.queries
 	if in.Library {
 		queries = e.libraryQueries
 	}
+	builtinOnly := !slices.ContainsFunc(queries, func(q ruleQuery) bool { return q.rule != nil && !q.sandboxed })
+	value, err := in.astValue(builtinOnly)
+	if err != nil {
+		return nil, fmt.Errorf("build policy input: %w", err)
+	}
+	return e.evaluateOver(ctx, in, queries, value, sandboxed)
+}
+
+// evaluateOver runs queries over one completed input, given as value.
+func (e *Engine) evaluateOver(ctx context.Context, in *Input, queries []ruleQuery, value ast.Value, sandboxed *sandboxResults) ([]Violation, error) {
+	c := newClusterIndex(in)
+	var found []Violation
+	seen := map[Violation]bool{}
+	var problems []Problem
 	for i := range queries {
 		q := &queries[i]
 		if q.sandboxed {

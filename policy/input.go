@@ -215,10 +215,11 @@ func metadataString(manifest map[string]any, key string) string {
 	return s
 }
 
-// value is the completed input as the generic JSON-shaped value OPA reads, built directly
-// rather than through encoding/json: the manifests are already maps, and a JSON round trip
-// of thousands of them would cost more than the evaluation. It equals the JSON form of the
-// Input (TestInputValueMatchesJSON).
+// value is the completed input as the generic JSON-shaped value the sandbox's child reads
+// (the rules in this process read astValue, the same value), built directly rather than
+// through encoding/json: the manifests are already maps, and a JSON round trip of thousands
+// of them would cost more than the evaluation. It equals the JSON form of the Input
+// (TestInputValueMatchesJSON).
 func (in *Input) value() map[string]any {
 	apps := make([]any, len(in.Apps))
 	for i, app := range in.Apps {
@@ -244,6 +245,18 @@ func (in *Input) value() map[string]any {
 			"objects":      objects,
 		}
 	}
+	return map[string]any{
+		"apiVersion": in.APIVersion,
+		"kind":       in.Kind,
+		"cluster":    in.Cluster,
+		"library":    in.Library,
+		"config":     in.configValue(),
+		"apps":       apps,
+	}
+}
+
+// configValue is the value of the input's config.
+func (in *Input) configValue() map[string]any {
 	groups := make([]any, len(in.Config.OperatorGroups))
 	for i, g := range in.Config.OperatorGroups {
 		groups[i] = map[string]any{
@@ -254,17 +267,10 @@ func (in *Input) value() map[string]any {
 		}
 	}
 	return map[string]any{
-		"apiVersion": in.APIVersion,
-		"kind":       in.Kind,
-		"cluster":    in.Cluster,
-		"library":    in.Library,
-		"config": map[string]any{
-			"marketplaceNamespace":     in.Config.MarketplaceNamespace,
-			"globalOperatorsNamespace": in.Config.GlobalOperatorsNamespace,
-			"operatorGroups":           groups,
-			"metaOperators":            stringsValue(in.Config.MetaOperators),
-		},
-		"apps": apps,
+		"marketplaceNamespace":     in.Config.MarketplaceNamespace,
+		"globalOperatorsNamespace": in.Config.GlobalOperatorsNamespace,
+		"operatorGroups":           groups,
+		"metaOperators":            stringsValue(in.Config.MetaOperators),
 	}
 }
 
