@@ -97,6 +97,52 @@ apps:
 	}
 }
 
+// TestPlanningHoldsNoTrees: while planning runs, the repository keeps of each manifest file
+// its documents' identities and lines (and where their markers go), never its trees: on a
+// repository of many apps, the trees of all its files were a render's peak. An Argo CD
+// Application, decoded from its tree in discovery, is no exception.
+func TestPlanningHoldsNoTrees(t *testing.T) {
+	fsys, root := memRepo(t, files{
+		"argocd/kust.yaml":           "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: kust\nspec:\n  source:\n    path: overlay\n  destination:\n    namespace: team\n",
+		"overlay/a.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n",
+		"overlay/kustomization.yaml": "namePrefix: x-\nresources:\n- a.yaml\n",
+	})
+	r, err := newRepo(fsys, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := discover(context.Background(), r, DiscoverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Apps) != 1 {
+		t.Fatalf("found %d apps, want the Application's", len(d.Apps))
+	}
+	for i := range d.Apps {
+		if _, berr := planApp(r, &Options{}, &d.Apps[i]); berr != nil {
+			t.Fatal(berr)
+		}
+	}
+	held := 0
+	for file, e := range r.files {
+		if e.val == nil {
+			continue
+		}
+		held++
+		if e.val.roots != nil {
+			t.Errorf("%s: its trees are held during planning", file)
+		}
+		for _, doc := range e.val.Docs {
+			if doc.Node != nil {
+				t.Errorf("%s:%d: document %s %s holds its tree during planning", file, doc.Line, doc.Kind, doc.Name)
+			}
+		}
+	}
+	if held < 2 || r.files["overlay/a.yaml"] == nil || r.files["overlay/a.yaml"].val.marks == nil {
+		t.Errorf("planning read %d manifest files; the resource file's marks: want them kept", held)
+	}
+}
+
 // TestBuildsHoldOnlyGeneratorsOfKustomizations: planning reads every kustomization whole;
 // once it is over, the repository holds of each only its generators (generatorIndex), and
 // the builds still trace every generated object to its generator entry, through source

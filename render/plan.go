@@ -402,7 +402,7 @@ func (pl *planner) reference(k *kustomization, field string, i int, ref string) 
 			pl.p.resourceFiles = append(pl.p.resourceFiles, p)
 			pl.p.read(mf)
 		}
-		if (mf.marks == nil || pl.opts.markByTree) && slices.ContainsFunc(mf.roots, hasFolded) {
+		if (mf.marks == nil || pl.opts.markByTree) && mf.folded {
 			// Marked through its tree, the file would be written out again, and a folded
 			// scalar can come back with another value: kustomize reads it as written, and
 			// its origin annotations trace the app's objects.
@@ -754,7 +754,7 @@ func (pl *planner) pluginConfigs(k *kustomization, field string, i int, entry st
 	case !ok:
 		return nil, "", at(fmt.Errorf("%s entry %q: %w", field, entry, ErrOutsideRepository))
 	case pl.r.isFile(p):
-		mf, err := pl.r.manifestsIn(p)
+		mf, _, err := pl.r.trees(p) // a plugin's config: its trees are read
 		if err != nil {
 			return nil, "", err
 		}
@@ -791,7 +791,7 @@ func (pl *planner) configsBelow(k *kustomization, seen map[string]bool) ([]manif
 			continue
 		}
 		if pl.r.isFile(p) {
-			mf, err := pl.r.manifestsIn(p)
+			mf, _, err := pl.r.trees(p)
 			if err != nil {
 				return nil, err
 			}

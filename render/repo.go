@@ -55,9 +55,9 @@ type repo struct {
 	walked, listed map[string]bool
 	// sortedListed is listed's files in order, made when the render cache first needs it.
 	sortedListed []string
-	// treesReleased: planning is over. Manifest files keep only their documents'
-	// identities and lines, kustomizations only their generators, and raw and marked only
-	// the files that builds still to run read, counted in uses (see releaseTrees).
+	// treesReleased: planning is over. Kustomizations keep only their generators, and raw
+	// and marked only the files that builds still to run read, counted in uses (see
+	// releaseTrees).
 	treesReleased bool
 	// keepContent: raw keeps every file even after planning, for the render cache's
 	// digests, which read every file under an app's folders.
@@ -454,13 +454,15 @@ type manifestFile struct {
 	// Nodes is how many YAML nodes the file expands to, aliases expanded: what a build
 	// that reads it builds (Options.NodeBudget).
 	Nodes int64
-	// roots are the documents as parsed, List documents whole. Nil, as every Docs' Node,
-	// once the file's trees were released (see repo.releaseTrees): trees is then the way
-	// to them.
+	// roots are the documents as parsed, List documents whole; nil, as every Docs' Node,
+	// in what the cache keeps (manifestsIn): trees is the way to them.
 	roots []*yaml.Node
 	// marks are where each document's source marker goes in the file's text, when every
 	// document can be marked there (textMarks); nil otherwise. Kept with the identities.
 	marks []markSpot
+	// folded: the file holds a folded scalar (hasFolded), so it is marked in its text or
+	// not at all. Kept with the identities.
+	folded bool
 }
 
 // manifestDoc is one document of a manifest file (or one item of a List document).
@@ -470,14 +472,14 @@ type manifestDoc struct {
 	Kind       string
 	Name       string
 	Namespace  string
-	// Node is the document's tree; nil once the file's trees were released.
+	// Node is the document's tree; nil in what the cache keeps (see manifestFile.roots).
 	Node *yaml.Node
 }
 
 // identities is the file without its trees: what tracing an object back to its document
 // reads.
 func (mf *manifestFile) identities() *manifestFile {
-	lean := &manifestFile{File: mf.File, Docs: slices.Clone(mf.Docs), Nodes: mf.Nodes, marks: mf.marks}
+	lean := &manifestFile{File: mf.File, Docs: slices.Clone(mf.Docs), Nodes: mf.Nodes, marks: mf.marks, folded: mf.folded}
 	for i := range lean.Docs {
 		lean.Docs[i].Node = nil
 	}
@@ -490,11 +492,12 @@ func (mf *manifestFile) identities() *manifestFile {
 // kustomization whole; the builds need a file's tree once at most (to mark it, or to read
 // a plain folder), a kustomization's generators, and the content of the files they mark
 // or read; and holding all of it until the last app is built cost more memory than half
-// the rendered objects (issue 18). So manifest files keep their documents' identities
-// and lines, kustomizations their generators (generatorIndex), and raw the files a build
-// still reads (all of them with keepContent: the render cache's digests read every file
-// under an app's folders), each until the last build that reads it (see built); the
-// walk's listing goes too, unless the render cache's digests list folders from it.
+// the rendered objects (issue 18). Manifest files keep only their documents' identities
+// and lines from the start (manifestsIn); kustomizations keep their generators
+// (generatorIndex), and raw the files a build still reads (all of them with keepContent:
+// the render cache's digests read every file under an app's folders), each until the last
+// build that reads it (see built); the walk's listing goes too, unless the render cache's
+// digests list folders from it.
 //
 // The caller guarantees that nothing reads the repository meanwhile: it runs between the
 // planning and the builds.
@@ -502,11 +505,6 @@ func (r *repo) releaseTrees(plans []*plan, keepContent bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.treesReleased, r.keepContent = true, keepContent
-	for _, e := range r.files {
-		if e.val != nil && e.val.roots != nil {
-			e.val = e.val.identities()
-		}
-	}
 	for dir, e := range r.kusts {
 		g := &onceEntry[*generatorIndex]{}
 		g.once.Do(func() {
@@ -559,35 +557,44 @@ func (r *repo) built(p *plan) {
 	}
 }
 
-// trees returns the manifest file with its trees: the cached ones while planning, else
-// parsed again from its content. fresh reports trees that nothing else holds, which the
-// caller may change.
+// trees returns the manifest file with its trees, parsed for the caller: the cache keeps
+// only its documents' identities (manifestsIn), so a file read this way first is parsed once
+// and cached lean, and one read again is parsed again. fresh reports trees that nothing else
+// holds, which the caller may change: always, but for a file with no documents.
 func (r *repo) trees(file string) (mf *manifestFile, fresh bool, err error) {
-	mf, err = r.manifestsIn(file)
-	if err != nil || mf.roots != nil || len(mf.Docs) == 0 {
+	var parsed *manifestFile
+	mf, err = loadOnce(r, r.files, file, func() (*manifestFile, error) {
+		m, err := r.parseManifests(file)
+		if err != nil {
+			return nil, err
+		}
+		parsed = m
+		return m.identities(), nil
+	})
+	if err != nil || len(mf.Docs) == 0 {
 		return mf, false, err
+	}
+	if parsed != nil {
+		return parsed, true, nil
 	}
 	mf, err = r.parseManifests(file)
 	return mf, true, err
 }
 
-// manifestsIn reads and indexes a manifest file. Malformed YAML is a *YAMLError.
+// manifestsIn reads and indexes a manifest file, and keeps its documents' identities and
+// lines, not its trees: planning reads every manifest of every app, and holding all their
+// trees until the last app was planned was a render's peak on a repository of many apps
+// (about 130 MB live for 1,200 apps and 47 MB of YAML). What needs a file's trees (an
+// Application to decode, a plugin's config, a plain folder's objects, a file to mark through
+// its trees) reads them with trees. Malformed YAML is a *YAMLError.
 func (r *repo) manifestsIn(file string) (*manifestFile, error) {
-	return loadOnce(r, r.files, file, func() (*manifestFile, error) { return r.readManifests(file) })
-}
-
-func (r *repo) readManifests(file string) (*manifestFile, error) {
-	mf, err := r.parseManifests(file)
-	if err != nil {
-		return nil, err
-	}
-	r.mu.Lock()
-	released := r.treesReleased
-	r.mu.Unlock()
-	if released {
+	return loadOnce(r, r.files, file, func() (*manifestFile, error) {
+		mf, err := r.parseManifests(file)
+		if err != nil {
+			return nil, err
+		}
 		return mf.identities(), nil
-	}
-	return mf, nil
+	})
 }
 
 // parseManifests reads and indexes a manifest file, trees included, without caching it.
@@ -609,6 +616,7 @@ func (r *repo) parseManifests(file string) (*manifestFile, error) {
 		mf.roots = append(mf.roots, d.Node)
 	}
 	mf.marks = textMarks(raw, mf.roots)
+	mf.folded = slices.ContainsFunc(mf.roots, hasFolded)
 	return mf, nil
 }
 
