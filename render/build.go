@@ -395,7 +395,7 @@ func (b *builder) generatorLine(file string, by yaml.ResourceIdentifier, name st
 func (b *builder) readPlainFolder(p *plan) ([]*Object, error) {
 	var objs []*Object
 	for _, file := range p.files {
-		mf, _, err := b.r.trees(file)
+		mf, err := b.r.trees(file)
 		if err != nil {
 			return nil, &BuildError{App: p.app.ID(), File: file, Err: err}
 		}

@@ -44,7 +44,7 @@ func readEntryDocs(r *repo, s *repoScan, problems *diagnostics) *entryDocs {
 		if s.patchFiles[file] {
 			continue
 		}
-		mf, _, err := r.trees(file) // Applications and the like are decoded from their trees
+		mf, err := r.trees(file) // Applications and the like are decoded from their trees
 		if err != nil {
 			if data, rerr := r.readFile(file); rerr == nil && bytes.Contains(data, []byte("{{")) {
 				// A template (Helm's, or a generator's) that mentions Argo CD or Flux: not a

@@ -754,7 +754,7 @@ func (pl *planner) pluginConfigs(k *kustomization, field string, i int, entry st
 	case !ok:
 		return nil, "", at(fmt.Errorf("%s entry %q: %w", field, entry, ErrOutsideRepository))
 	case pl.r.isFile(p):
-		mf, _, err := pl.r.trees(p) // a plugin's config: its trees are read
+		mf, err := pl.r.trees(p) // a plugin's config: its trees are read
 		if err != nil {
 			return nil, "", err
 		}
@@ -791,7 +791,7 @@ func (pl *planner) configsBelow(k *kustomization, seen map[string]bool) ([]manif
 			continue
 		}
 		if pl.r.isFile(p) {
-			mf, _, err := pl.r.trees(p)
+			mf, err := pl.r.trees(p)
 			if err != nil {
 				return nil, err
 			}

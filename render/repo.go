@@ -557,13 +557,12 @@ func (r *repo) built(p *plan) {
 	}
 }
 
-// trees returns the manifest file with its trees, parsed for the caller: the cache keeps
-// only its documents' identities (manifestsIn), so a file read this way first is parsed once
-// and cached lean, and one read again is parsed again. fresh reports trees that nothing else
-// holds, which the caller may change: always, but for a file with no documents.
-func (r *repo) trees(file string) (mf *manifestFile, fresh bool, err error) {
+// trees returns the manifest file with its trees, parsed for the caller, which may change
+// them: the cache keeps only its documents' identities (manifestsIn), so a file read this
+// way first is parsed once and cached lean, and one read again is parsed again.
+func (r *repo) trees(file string) (*manifestFile, error) {
 	var parsed *manifestFile
-	mf, err = loadOnce(r, r.files, file, func() (*manifestFile, error) {
+	mf, err := loadOnce(r, r.files, file, func() (*manifestFile, error) {
 		m, err := r.parseManifests(file)
 		if err != nil {
 			return nil, err
@@ -572,13 +571,12 @@ func (r *repo) trees(file string) (mf *manifestFile, fresh bool, err error) {
 		return m.identities(), nil
 	})
 	if err != nil || len(mf.Docs) == 0 {
-		return mf, false, err
+		return mf, err
 	}
 	if parsed != nil {
-		return parsed, true, nil
+		return parsed, nil
 	}
-	mf, err = r.parseManifests(file)
-	return mf, true, err
+	return r.parseManifests(file)
 }
 
 // manifestsIn reads and indexes a manifest file, and keeps its documents' identities and

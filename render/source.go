@@ -79,25 +79,22 @@ func (r *repo) markManifest(file string, byTree bool) ([]byte, error) {
 	if mf, err := r.manifestsIn(file); err == nil && mf.marks != nil && !byTree {
 		return insertMarks(raw, file, mf.marks), nil
 	}
-	mf, fresh, err := r.trees(file)
+	mf, err := r.trees(file)
 	if err != nil {
 		return nil, err
 	}
-	if marked, ok := markTrees(mf.roots, file, !fresh); ok {
+	if marked, ok := markTrees(mf.roots, file); ok {
 		return marked, nil
 	}
 	return raw, nil // unmarkable: kustomize reads the file as written
 }
 
-// markTrees writes a file's documents out with each object marked (markObjects), on copies
-// of them when shared; false when a document cannot be marked or written.
-func markTrees(roots []*yaml.Node, file string, shared bool) ([]byte, bool) {
+// markTrees marks each object of a file's documents (markObjects), changing them, and
+// writes them out; false when a document cannot be marked or written.
+func markTrees(roots []*yaml.Node, file string) ([]byte, bool) {
 	var b strings.Builder
 	for i, root := range roots {
 		rn := yaml.NewRNode(root)
-		if shared { // the planning's trees: marked on a copy, never changed
-			rn = rn.Copy()
-		}
 		if !markObjects(rn.YNode(), file) {
 			return nil, false
 		}
@@ -121,7 +118,7 @@ type markSpot struct{ before, indent, line int }
 
 // textMarks finds where each object's marker can be written into the file's text as it
 // is. Planning has just parsed the file; marking it through its tree meant parsing it a
-// second time (trees are released after planning, see repo.releaseTrees) and writing it out,
+// second time (the repository keeps no trees, see repo.manifestsIn) and writing it out,
 // about a sixth of a check's CPU on a repository of an app per folder, and writing it out
 // can change a folded scalar (hasFolded). It returns nil unless every document is an
 // object (or a List of objects) in block style, without aliases, whose metadata is a block

@@ -60,7 +60,7 @@ func FuzzTextMarks(f *testing.F) {
 		if err != nil {
 			t.Fatalf("the text marked does not parse: %v\n%s", err, insertMarks(data, "in.yaml", spots))
 		}
-		marked, ok := markTrees(roots, "in.yaml", true)
+		marked, ok := markTrees(roots, "in.yaml")
 		if !ok {
 			t.Fatalf("textMarks marks a file markTrees cannot:\n%s", data)
 		}
