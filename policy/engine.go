@@ -327,7 +327,7 @@ func (e *Engine) Findings(ctx context.Context, clusters ...Input) ([]Violation, 
 		if cached[i] {
 			return nil
 		}
-		f, err := e.evaluateValue(ctx, &completed[i], sandboxed[i])
+		f, err := e.evaluateInput(ctx, &completed[i], sandboxed[i])
 		if err != nil {
 			return fmt.Errorf("evaluate %s: %w", completed[i].Name(), err)
 		}
@@ -427,10 +427,10 @@ func clusterName(name string) string {
 	return fmt.Sprintf("cluster %q", name)
 }
 
-// evaluateValue runs every rule over one completed input; the users' rules' results come
+// evaluateInput runs every rule over one completed input; the users' rules' results come
 // from sandboxed when the sandbox evaluated them. The input's value is the built-in rules'
 // (astValue) unless users' rules are evaluated in this process.
-func (e *Engine) evaluateValue(ctx context.Context, in *Input, sandboxed *sandboxResults) ([]Violation, error) {
+func (e *Engine) evaluateInput(ctx context.Context, in *Input, sandboxed *sandboxResults) ([]Violation, error) {
 	queries := e.queries
 	if in.Library {
 		queries = e.libraryQueries
