@@ -130,7 +130,9 @@ func newFetches(maxConcurrent int) *fetches {
 // way is cancelled and waited for.
 func (f *fetches) Start(ctx context.Context) error {
 	<-ctx.Done()
+	f.mu.Lock() // take starts no fetch from here on: the wait below races with none
 	f.stop()
+	f.mu.Unlock()
 	f.wg.Wait()
 	return nil
 }
@@ -150,11 +152,17 @@ func (f *fetches) source(_ context.Context, q workqueue.TypedRateLimitingInterfa
 
 // take returns the outcome of the Sync's fetch for want, and forgets it. Without one it
 // returns false, and a fetch for want is under way: the one already running, or one
-// started now by run (any other of the Sync's is cancelled). repo names the repository,
-// for which fetches wait for each other, and server its server.
+// started now by run (any other of the Sync's is cancelled) — unless the fetches have
+// stopped, when none starts. repo names the repository, for which fetches wait for each
+// other, and server its server.
 func (f *fetches) take(k types.NamespacedName, want fetchWant, repo, server string, run fetchFunc) (fetchOutcome, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.ctx.Err() != nil {
+		// Stopped (olmsync is stopping): a fetch started now would be cancelled at once,
+		// and adding it to what Start waits for would race with the wait.
+		return fetchOutcome{}, false
+	}
 	if j := f.jobs[k]; j != nil {
 		switch {
 		case j.want == want && j.done:

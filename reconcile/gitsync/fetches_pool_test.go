@@ -168,3 +168,45 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 	t.Fatalf("waited 30 s for %s", what)
 }
+
+// TestFetchesStopWhileTaken: the manager stopping the fetches (Start's context ends, and
+// Start waits for the fetches under way) while reconciles still ask for fetches. A fetch
+// asked for once the fetches stop is not started — it would be cancelled at once, and
+// starting it raced with the wait (the race detector found it in CI) — and every fetch
+// started is waited for. Run it under -race.
+func TestFetchesStopWhileTaken(t *testing.T) {
+	for round := range 50 {
+		f := newFetches(16)
+		ctx, stop := context.WithCancel(context.Background())
+		stopped := make(chan struct{})
+		go func() { _ = f.Start(ctx); close(stopped) }()
+		var running atomic.Int64
+		taking := make(chan struct{})
+		go func() {
+			defer close(taking)
+			for i := range 200 {
+				k := types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("s-%d", i)}
+				f.take(k, fetchWant{generation: 1}, fmt.Sprintf("http://h/r%d.git", i), "h:80", hanging(&running))
+			}
+		}()
+		if round%2 == 0 {
+			time.Sleep(time.Duration(round) * 10 * time.Microsecond)
+		}
+		stop()
+		<-stopped
+		<-taking
+		if n := running.Load(); n != 0 {
+			t.Fatalf("round %d: %d fetches still running after the fetches stopped", round, n)
+		}
+		k := types.NamespacedName{Namespace: "ns", Name: "late"}
+		if _, ok := f.take(k, fetchWant{generation: 1}, "http://h/late.git", "h:80", hanging(&running)); ok {
+			t.Fatal("an outcome for a fetch asked for after the fetches stopped")
+		}
+		f.mu.Lock()
+		started := f.jobs[k] != nil
+		f.mu.Unlock()
+		if started {
+			t.Fatal("a fetch was started after the fetches stopped")
+		}
+	}
+}
