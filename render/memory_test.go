@@ -59,19 +59,7 @@ apps:
 		t.Fatal(err)
 	}
 
-	for file, e := range r.files {
-		if e.val == nil {
-			continue
-		}
-		if e.val.roots != nil {
-			t.Errorf("%s: its trees are still held after the builds", file)
-		}
-		for _, doc := range e.val.Docs {
-			if doc.Node != nil {
-				t.Errorf("%s:%d: document %s %s still holds its tree", file, doc.Line, doc.Kind, doc.Name)
-			}
-		}
-	}
+	checkNoTreesHeld(t, r, "after the builds")
 
 	type row struct {
 		App, Name, File string
@@ -123,6 +111,16 @@ func TestPlanningHoldsNoTrees(t *testing.T) {
 			t.Fatal(berr)
 		}
 	}
+	held := checkNoTreesHeld(t, r, "during planning")
+	if held < 2 || r.files["overlay/a.yaml"] == nil || r.files["overlay/a.yaml"].val.marks == nil {
+		t.Errorf("planning read %d manifest files; the resource file's marks: want them kept", held)
+	}
+}
+
+// checkNoTreesHeld fails the test for every manifest file the repository holds with its
+// trees, or a document of one with its tree; it returns how many files it holds.
+func checkNoTreesHeld(t *testing.T, r *repo, when string) int {
+	t.Helper()
 	held := 0
 	for file, e := range r.files {
 		if e.val == nil {
@@ -130,17 +128,15 @@ func TestPlanningHoldsNoTrees(t *testing.T) {
 		}
 		held++
 		if e.val.roots != nil {
-			t.Errorf("%s: its trees are held during planning", file)
+			t.Errorf("%s: its trees are held %s", file, when)
 		}
 		for _, doc := range e.val.Docs {
 			if doc.Node != nil {
-				t.Errorf("%s:%d: document %s %s holds its tree during planning", file, doc.Line, doc.Kind, doc.Name)
+				t.Errorf("%s:%d: document %s %s holds its tree %s", file, doc.Line, doc.Kind, doc.Name, when)
 			}
 		}
 	}
-	if held < 2 || r.files["overlay/a.yaml"] == nil || r.files["overlay/a.yaml"].val.marks == nil {
-		t.Errorf("planning read %d manifest files; the resource file's marks: want them kept", held)
-	}
+	return held
 }
 
 // TestBuildsHoldOnlyGeneratorsOfKustomizations: planning reads every kustomization whole;

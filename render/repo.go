@@ -562,14 +562,7 @@ func (r *repo) built(p *plan) {
 // way first is parsed once and cached lean, and one read again is parsed again.
 func (r *repo) trees(file string) (*manifestFile, error) {
 	var parsed *manifestFile
-	mf, err := loadOnce(r, r.files, file, func() (*manifestFile, error) {
-		m, err := r.parseManifests(file)
-		if err != nil {
-			return nil, err
-		}
-		parsed = m
-		return m.identities(), nil
-	})
+	mf, err := r.cacheIdentities(file, &parsed)
 	if err != nil || len(mf.Docs) == 0 {
 		return mf, err
 	}
@@ -586,10 +579,19 @@ func (r *repo) trees(file string) (*manifestFile, error) {
 // Application to decode, a plugin's config, a plain folder's objects, a file to mark through
 // its trees) reads them with trees. Malformed YAML is a *YAMLError.
 func (r *repo) manifestsIn(file string) (*manifestFile, error) {
+	return r.cacheIdentities(file, nil)
+}
+
+// cacheIdentities parses file once and caches its identities (manifestFile.identities);
+// when parsed is not nil and this call made the cache entry, it receives the whole parse.
+func (r *repo) cacheIdentities(file string, parsed **manifestFile) (*manifestFile, error) {
 	return loadOnce(r, r.files, file, func() (*manifestFile, error) {
 		mf, err := r.parseManifests(file)
 		if err != nil {
 			return nil, err
+		}
+		if parsed != nil {
+			*parsed = mf
 		}
 		return mf.identities(), nil
 	})

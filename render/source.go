@@ -111,10 +111,10 @@ func markTrees(roots []*yaml.Node, file string) ([]byte, bool) {
 }
 
 // markSpot is where the source marker of one document goes in its file's text: a line of
-// its own, inserted before line before (1-based) and indented by indent spaces, so that it
-// is the first field of the document's metadata; line is the document's line, what the
-// marker holds.
-type markSpot struct{ before, indent, line int }
+// its own, inserted at offset at (the start of line before, 1-based) and indented by indent
+// spaces, so that it is the first field of the document's metadata; line is the document's
+// line, what the marker holds.
+type markSpot struct{ at, before, indent, line int }
 
 // textMarks finds where each object's marker can be written into the file's text as it
 // is. Planning has just parsed the file; marking it through its tree meant parsing it a
@@ -172,12 +172,12 @@ func (t *textMarker) mark(n *yaml.Node) bool {
 	}
 	// The first field's line must start with exactly its indentation: not "? key", not a
 	// line yaml.v3 counted differently.
-	indent := first.Column - 1
-	text := t.raw[t.lines[first.Line-1]:]
-	if indent < 0 || len(text) <= indent || strings.TrimLeft(string(text[:indent]), " ") != "" || strings.ContainsRune(" \t?-#\r\n", rune(text[indent])) {
+	indent, at := first.Column-1, t.lines[first.Line-1]
+	text := t.raw[at:]
+	if indent < 0 || len(text) <= indent || len(bytes.TrimLeft(text[:indent], " ")) != 0 || strings.ContainsRune(" \t?-#\r\n", rune(text[indent])) {
 		return false
 	}
-	t.spots = append(t.spots, markSpot{before: first.Line, indent: indent, line: n.Line})
+	t.spots = append(t.spots, markSpot{at: at, before: first.Line, indent: indent, line: n.Line})
 	return true
 }
 
@@ -206,11 +206,10 @@ func lineStarts(raw []byte) []int {
 // insertMarks writes raw with each spot's marker line inserted (spots in the order of
 // their lines).
 func insertMarks(raw []byte, file string, spots []markSpot) []byte {
-	lines := lineStarts(raw)
 	out := make([]byte, 0, len(raw)+len(spots)*(len(sourceMarker)+len(file)+16))
 	copied := 0
 	for _, s := range spots {
-		at := lines[s.before-1]
+		at := s.at
 		out = append(out, raw[copied:at]...)
 		out = append(out, strings.Repeat(" ", s.indent)...)
 		out = append(out, sourceMarker+": "...)
