@@ -128,7 +128,11 @@ func nonStatusHash(c *v1alpha1.ClusterServiceVersion) (string, error) {
 // copiesOf lists the copies of the CSV namespace/name in other namespaces.
 func (r *Reconciler) copiesOf(ctx context.Context, namespace, name string) ([]v1alpha1.ClusterServiceVersion, error) {
 	var list v1alpha1.ClusterServiceVersionList
-	if err := r.Client.List(ctx, &list, client.MatchingLabels{v1alpha1.CopiedLabelKey: namespace}); err != nil {
+	opts := []client.ListOption{client.MatchingLabels{v1alpha1.CopiedLabelKey: namespace}}
+	if r.indexed {
+		opts = append(opts, client.MatchingFields{indexCopiedFrom: namespace + "/" + name})
+	}
+	if err := r.Client.List(ctx, &list, opts...); err != nil {
 		return nil, fmt.Errorf("list copies of csv %s/%s: %w", namespace, name, err)
 	}
 	var out []v1alpha1.ClusterServiceVersion

@@ -18,6 +18,7 @@ import (
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	operatorsv2 "github.com/olmsync/olmsync/api/operators/v2"
+	"github.com/olmsync/olmsync/olm/groups"
 	"github.com/olmsync/olmsync/olm/install"
 	"github.com/olmsync/olmsync/olm/phase"
 )
@@ -158,6 +159,10 @@ func (r *Reconciler) readServiceAccounts(ctx context.Context, obj *v1alpha1.Clus
 func (r *Reconciler) readOwnedRBAC(ctx context.Context, obj *v1alpha1.ClusterServiceVersion, snap *phase.Snapshot) error {
 	owner := client.MatchingLabels(install.OwnerSelector(obj))
 	ns := client.InNamespace(obj.Namespace)
+	cluster := []client.ListOption{owner}
+	if r.indexed {
+		cluster = append(cluster, client.MatchingFields{indexOwner: groups.OwnerKey(v1alpha1.ClusterServiceVersionKind, obj.Namespace, obj.Name)})
+	}
 	var roles rbacv1.RoleList
 	var bindings rbacv1.RoleBindingList
 	var clusterRoles rbacv1.ClusterRoleList
@@ -168,8 +173,8 @@ func (r *Reconciler) readOwnedRBAC(ctx context.Context, obj *v1alpha1.ClusterSer
 	}{
 		{&roles, []client.ListOption{ns, owner}},
 		{&bindings, []client.ListOption{ns, owner}},
-		{&clusterRoles, []client.ListOption{owner}},
-		{&clusterBindings, []client.ListOption{owner}},
+		{&clusterRoles, cluster},
+		{&clusterBindings, cluster},
 	} {
 		if err := r.Client.List(ctx, l.list, l.opts...); err != nil {
 			return fmt.Errorf("list rbac of csv: %w", err)

@@ -77,6 +77,10 @@ type Reconciler struct {
 	// superseded is, per CSV, the version its last write here replaced: a sync that reads
 	// that one from the cache stops before computing a write the API server would refuse.
 	superseded patcher.Superseded
+	// indexed says that Client's cache holds the indexes SetupWithManager registers
+	// (indexCopiedFrom, indexOwner): a CSV's copies and cluster RBAC are then looked up, not
+	// matched among every CSV's.
+	indexed bool
 }
 
 func (r *Reconciler) applier() *applier.Applier {

@@ -40,7 +40,31 @@ const (
 	indexCRDs = "olmsync.spec.customresourcedefinitions.names"
 	// indexReplaces indexes a CSV by its spec.replaces.
 	indexReplaces = "olmsync.spec.replaces"
+	// indexCopiedFrom indexes a copied CSV by the CSV it copies (copiedFrom).
+	indexCopiedFrom = "olmsync.copiedfrom"
+	// indexOwner indexes ClusterRoles and ClusterRoleBindings by the CSV their owner labels
+	// name (groups.OwnerKey).
+	indexOwner = "olmsync.csv.owner"
 )
+
+// copiedFrom is indexCopiedFrom's value: the namespace and name of the CSV a copy copies,
+// from its olm.copiedFrom label.
+func copiedFrom(obj client.Object) []string {
+	from := obj.GetLabels()[v1alpha1.CopiedLabelKey]
+	if from == "" {
+		return nil
+	}
+	return []string{from + "/" + obj.GetName()}
+}
+
+// ownerCSV is indexOwner's value: the key of the CSV that owns the object, none when no CSV
+// does.
+func ownerCSV(obj client.Object) []string {
+	if key := groups.OwnerKeyOf(v1alpha1.ClusterServiceVersionKind, obj.GetLabels()); key != "" {
+		return []string{key}
+	}
+	return nil
+}
 
 // SetupWithManager builds the CSV controller and registers it with the manager: its field
 // indexes, and its watches on CSVs, OperatorGroups, the objects CSVs own, CRDs and Namespaces.
@@ -69,6 +93,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := indexer.IndexField(ctx, &v1alpha1.ClusterServiceVersion{}, indexReplaces, replaces); err != nil {
 		return fmt.Errorf("csv controller: index %s: %w", indexReplaces, err)
 	}
+	if err := indexer.IndexField(ctx, &v1alpha1.ClusterServiceVersion{}, indexCopiedFrom, copiedFrom); err != nil {
+		return fmt.Errorf("csv controller: index %s: %w", indexCopiedFrom, err)
+	}
+	for _, kind := range []client.Object{&rbacv1.ClusterRole{}, &rbacv1.ClusterRoleBinding{}} {
+		if err := indexer.IndexField(ctx, kind, indexOwner, ownerCSV); err != nil {
+			return fmt.Errorf("csv controller: index %s: %w", indexOwner, err)
+		}
+	}
+	r.indexed = true
 	metrics.CSVCount.CountFrom(mgr.GetCache())
 	ownedByCSV := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.ClusterServiceVersion{})
 	return ctrl.NewControllerManagedBy(mgr).

@@ -68,6 +68,11 @@ type Reconciler struct {
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Options   Options
+
+	// ownerIndexed says that Client's cache indexes ClusterRoles by their owning group
+	// (indexOwner), as SetupWithManager registers: a group's roles are then looked up, not
+	// matched among all.
+	ownerIndexed bool
 }
 
 // step is one named step of a sync; done ends the sync after it.
@@ -299,10 +304,15 @@ func (r *Reconciler) ensureClusterRoles(ctx context.Context, og *operatorsv1.Ope
 
 // deleteRenamedClusterRoles deletes the ClusterRoles the group owns (its owner labels) that
 // are none of its current roles. It reads the cache, which holds every ClusterRole an
-// OperatorGroup owns (olm.CacheByObject): no request to the API server per sync.
+// OperatorGroup owns (olm.CacheByObject): no request to the API server per sync, and, through
+// the owner index, no look at every other group's roles.
 func (r *Reconciler) deleteRenamedClusterRoles(ctx context.Context, og *operatorsv1.OperatorGroup, current []rbacv1.ClusterRole) error {
 	var owned rbacv1.ClusterRoleList
-	if err := r.Client.List(ctx, &owned, ownedBy(og.Namespace, og.Name)); err != nil {
+	opts := []client.ListOption{ownedBy(og.Namespace, og.Name)}
+	if r.ownerIndexed {
+		opts = append(opts, client.MatchingFields{indexOwner: groups.OwnerKey(operatorsv1.OperatorGroupKind, og.Namespace, og.Name)})
+	}
+	if err := r.Client.List(ctx, &owned, opts...); err != nil {
 		return fmt.Errorf("list clusterroles of operatorgroup %s/%s: %w", og.Namespace, og.Name, err)
 	}
 	keep := map[string]bool{}

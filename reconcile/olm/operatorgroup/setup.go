@@ -2,6 +2,7 @@ package operatorgroup
 
 import (
 	"context"
+	"fmt"
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +23,20 @@ import (
 	"github.com/olmsync/olmsync/olm/groups"
 )
 
+// indexOwner indexes a ClusterRole by the OperatorGroup its owner labels name
+// (groups.OwnerKey): a group's roles are found among every group's without matching the
+// labels of each.
+const indexOwner = "olmsync.operatorgroup.owner"
+
+// ownerOfClusterRole is indexOwner's value: the key of the OperatorGroup that owns the
+// ClusterRole, none when a group does not.
+func ownerOfClusterRole(o client.Object) []string {
+	if key := groups.OwnerKeyOf(operatorsv1.OperatorGroupKind, o.GetLabels()); key != "" {
+		return []string{key}
+	}
+	return nil
+}
+
 // SetupWithManager builds the OperatorGroup controller and registers it with the manager.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	r := &Reconciler{
@@ -38,6 +53,10 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 // drive the pruning of olm.providedAPIs), ServiceAccounts (a group's missing one appearing) and
 // the group ClusterRoles.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &rbacv1.ClusterRole{}, indexOwner, ownerOfClusterRole); err != nil {
+		return fmt.Errorf("operatorgroup controller: index %s: %w", indexOwner, err)
+	}
+	r.ownerIndexed = true
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&operatorsv1.OperatorGroup{}).
