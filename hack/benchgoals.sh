@@ -47,6 +47,8 @@ END {
 	goal("BenchmarkProcessPR", "x-pr-head-median", "1.2", "base+head / head alone, 25 merges, median")
 	goal("BenchmarkProcessPR", "x-pr-head-worst", "1.2", "base+head / head alone, 25 merges, worst")
 	goal("BenchmarkSteadyState", "x-own-writes", "1.3", "OLM steady state / its own writes replayed alone")
+	info("BenchmarkSteadyState", "x-own-writes-min", "  the least of its rounds")
+	info("BenchmarkSteadyState", "x-own-writes-max", "  the most of its rounds")
 	goal("BenchmarkSteadyState", "requests-per-subscription", "43.99", "manager API requests per Subscription (< 44)")
 	goal("BenchmarkSteadyState", "manager-heap-MB", "149.99", "OLM manager peak heap (MiB, < 150)")
 	print ""

@@ -48,6 +48,8 @@ type Env struct {
 	Client client.Client
 	Scheme *kruntime.Scheme
 	env    *envtest.Environment
+
+	stopOnce sync.Once // a plane of Own stops once: by Stop or when its test ends
 }
 
 // plane is one control plane of the test binary, started on first use.
@@ -151,12 +153,20 @@ func Own(tb testing.TB) *Env {
 	if err != nil {
 		tb.Fatalf("start envtest control plane: %v", err)
 	}
-	tb.Cleanup(func() {
-		if err := env.env.Stop(); err != nil {
+	tb.Cleanup(func() { env.Stop(tb) })
+	return env
+}
+
+// Stop stops a control plane of Own before its test ends — a benchmark's round that must
+// not leave an idle plane beside the next one's —, or when it ends; only the first call
+// stops it.
+func (e *Env) Stop(tb testing.TB) {
+	tb.Helper()
+	e.stopOnce.Do(func() {
+		if err := e.env.Stop(); err != nil {
 			tb.Errorf("stop envtest control plane: %v", err)
 		}
 	})
-	return env
 }
 
 // StopAPIServer stops kube-apiserver, leaving etcd running: clients are refused until
