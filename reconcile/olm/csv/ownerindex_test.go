@@ -115,14 +115,14 @@ func TestIndexedReadsFindWhatLabelsFind(t *testing.T) {
 	if err := cached.List(ctx, &byIndex, client.MatchingFields{indexCopiedFrom: original.Namespace + "/" + original.Name}); err != nil {
 		t.Fatal(err)
 	}
-	if got := names(byIndex.Items, func(c v1alpha1.ClusterServiceVersion) string { return c.Namespace + "/" + c.Name }); !slices.Equal(got, []string{theCopy.Namespace + "/" + theCopy.Name}) {
+	if got := sortedNames(byIndex.Items, func(c v1alpha1.ClusterServiceVersion) string { return c.Namespace + "/" + c.Name }); !slices.Equal(got, []string{theCopy.Namespace + "/" + theCopy.Name}) {
 		t.Errorf("%s holds %v", indexCopiedFrom, got)
 	}
 	var rolesByIndex rbacv1.ClusterRoleList
 	if err := cached.List(ctx, &rolesByIndex, client.MatchingFields{indexOwner: groups.OwnerKey(v1alpha1.ClusterServiceVersionKind, original.Namespace, original.Name)}); err != nil {
 		t.Fatal(err)
 	}
-	if got := names(rolesByIndex.Items, func(c rbacv1.ClusterRole) string { return c.Name }); !slices.Equal(got, []string{roles[0].Name}) {
+	if got := sortedNames(rolesByIndex.Items, func(c rbacv1.ClusterRole) string { return c.Name }); !slices.Equal(got, []string{roles[0].Name}) {
 		t.Errorf("%s holds %v", indexOwner, got)
 	}
 
@@ -132,22 +132,22 @@ func TestIndexedReadsFindWhatLabelsFind(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(copies) != 1 || copies[0].Namespace != theCopy.Namespace || copies[0].Name != theCopy.Name {
-			t.Errorf("indexed=%v: copies %v, want %s/%s only", r.indexed, names(copies, func(c v1alpha1.ClusterServiceVersion) string { return c.Namespace + "/" + c.Name }), theCopy.Namespace, theCopy.Name)
+			t.Errorf("indexed=%v: copies %v, want %s/%s only", r.indexed, sortedNames(copies, func(c v1alpha1.ClusterServiceVersion) string { return c.Namespace + "/" + c.Name }), theCopy.Namespace, theCopy.Name)
 		}
 		var snap phase.Snapshot
 		if err := r.readOwnedRBAC(ctx, original, &snap); err != nil {
 			t.Fatal(err)
 		}
-		if got := names(snap.ClusterRoles, func(c rbacv1.ClusterRole) string { return c.Name }); !slices.Equal(got, []string{roles[0].Name}) {
+		if got := sortedNames(snap.ClusterRoles, func(c rbacv1.ClusterRole) string { return c.Name }); !slices.Equal(got, []string{roles[0].Name}) {
 			t.Errorf("indexed=%v: cluster roles %v, want %s only", r.indexed, got, roles[0].Name)
 		}
-		if got := names(snap.ClusterRoleBindings, func(c rbacv1.ClusterRoleBinding) string { return c.Name }); !slices.Equal(got, []string{bindings[0].Name}) {
+		if got := sortedNames(snap.ClusterRoleBindings, func(c rbacv1.ClusterRoleBinding) string { return c.Name }); !slices.Equal(got, []string{bindings[0].Name}) {
 			t.Errorf("indexed=%v: cluster role bindings %v, want %s only", r.indexed, got, bindings[0].Name)
 		}
 	}
 }
 
-func names[T any](items []T, name func(T) string) []string {
+func sortedNames[T any](items []T, name func(T) string) []string {
 	var out []string
 	for _, i := range items {
 		out = append(out, name(i))

@@ -23,7 +23,8 @@ import (
 // by their owning group (indexOwner, as SetupWithManager registers it), a group deletes the
 // roles it owns that are none of its current ones, and nothing else: not its current role,
 // not the role of a group of the same name in another namespace, not a CSV's role of the
-// group's name. The controllers' other tests reach the same step through the API server.
+// group's name. TestSameNamedGroupsEachGetTheirClusterRoles takes the same step reading the
+// API server, without the index; the manager's tests take it through the index.
 func TestRenamedRolesThroughTheOwnerIndex(t *testing.T) {
 	env := testenv.Get(t)
 	ctx, cancel := context.WithCancel(context.Background())
