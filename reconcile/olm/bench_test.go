@@ -191,7 +191,7 @@ func steadyStateRound(b *testing.B, env *testenv.Env, reg *olmtest.Registry, ima
 	start := time.Now()
 	cpuAtStart := readCPU(b, env)
 	m := olmtest.StartManager(b, env, olm.Options{GlobalCatalogNamespace: global, CatalogImages: reg.ImageOptions(catalogImages(b)), MaxConcurrentReconciles: benchWorkers(b)})
-	profiled := profileAPIServer(b)
+	profiled := profileAPIServer(b, "controllers")
 	for n, ns := range namespaces {
 		for s := range subscriptionsPerNamespace {
 			pkg := fmt.Sprintf("bench%02d", (n*subscriptionsPerNamespace+s)%benchPackages)
@@ -240,7 +240,9 @@ func steadyStateRound(b *testing.B, env *testenv.Env, reg *olmtest.Registry, ima
 	// The controllers' writes without the controllers: the floor again, into new
 	// namespaces, with every further write the manager made (managerWrites) made too.
 	made := writesOf(m)
+	profiled = profileAPIServer(b, "replay")
 	replay := writeOnly(b, env, namespaces, prefix+"-r", &made)
+	<-profiled
 	out.ReportMetric(replay.elapsed.Seconds(), "s-writes-only")
 	out.ReportMetric(float64(replay.requests), "writes-only-requests")
 	replay.cpu.report(out, "writes-only-")
@@ -264,14 +266,16 @@ func benchWorkers(b *testing.B) int {
 }
 
 // profileAPIServer takes a CPU profile of kube-apiserver for the first
-// OLMSYNC_BENCH_APISERVER_SECONDS (default 60) seconds of the controllers' run, into
-// OLMSYNC_BENCH_APISERVER_PROFILE when that is set, through the debug socket testenv starts
-// it with (testenv.DebugSocketEnv, required then): the controllers wait on the API server,
-// so its profile says what their requests cost it. The channel closes when done.
-func profileAPIServer(b *testing.B) <-chan struct{} {
+// OLMSYNC_BENCH_APISERVER_SECONDS (default 60) seconds of a phase of the round — the
+// controllers' run, or with OLMSYNC_BENCH_APISERVER_PHASE=replay their writes replayed —,
+// into OLMSYNC_BENCH_APISERVER_PROFILE when that is set, through the debug socket testenv
+// starts it with (testenv.DebugSocketEnv, required then): the controllers wait on the API
+// server, so its profile says what their requests cost it, and the two phases' profiles what
+// it does for the controllers beyond their writes. The channel closes when done.
+func profileAPIServer(b *testing.B, phase string) <-chan struct{} {
 	done := make(chan struct{})
 	path := os.Getenv("OLMSYNC_BENCH_APISERVER_PROFILE")
-	if path == "" {
+	if path == "" || cmp.Or(os.Getenv("OLMSYNC_BENCH_APISERVER_PHASE"), "controllers") != phase {
 		close(done)
 		return done
 	}
