@@ -65,7 +65,7 @@ const (
 // alone take, with no read, watch or decision; x-own-writes = s-to-steady-state /
 // s-writes-only is issue 32's ratio. It makes benchRounds rounds (3), each on a control plane
 // of its own, and reports each figure's median, with x-own-writes' least and most: on the
-// 2-core development machine one round's x-own-writes ranged 1.23–1.64 for the same code.
+// 2-core development machine one round's x-own-writes ranged 1.23–1.79 for the same code.
 func BenchmarkSteadyState(b *testing.B) { benchSteadyState(b, false) }
 
 // BenchmarkSteadyStateImageBundles is BenchmarkSteadyState with a catalog that lists its
