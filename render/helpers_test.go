@@ -1,6 +1,7 @@
 package render
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,4 +49,19 @@ func diskRepo(t testing.TB, fs files) (filesys.FileSystem, string) {
 // unstructuredString reads a nested string field.
 func unstructuredString(obj map[string]any, fields ...string) (string, bool, error) {
 	return unstructured.NestedString(obj, fields...)
+}
+
+// discoverIn opens the repository at root of fsys and finds its apps, as a check does
+// before it plans them.
+func discoverIn(t *testing.T, fsys filesys.FileSystem, root string) (*repo, *Discovery) {
+	t.Helper()
+	r, err := newRepo(fsys, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := discover(context.Background(), r, DiscoverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, d
 }

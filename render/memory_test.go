@@ -46,14 +46,7 @@ apps:
 		"overlay/a.yaml":             manifests,
 		"overlay/kustomization.yaml": "namePrefix: x-\nresources:\n- a.yaml\n",
 	})
-	r, err := newRepo(fsys, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := discover(context.Background(), r, DiscoverOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, d := discoverIn(t, fsys, root)
 	res, err := build(context.Background(), r, d, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -95,14 +88,7 @@ func TestPlanningHoldsNoTrees(t *testing.T) {
 		"overlay/a.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n",
 		"overlay/kustomization.yaml": "namePrefix: x-\nresources:\n- a.yaml\n",
 	})
-	r, err := newRepo(fsys, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := discover(context.Background(), r, DiscoverOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, d := discoverIn(t, fsys, root)
 	if len(d.Apps) != 1 {
 		t.Fatalf("found %d apps, want the Application's", len(d.Apps))
 	}
@@ -183,14 +169,7 @@ metadata:
 literals: [e=f]
 `,
 	})
-	r, err := newRepo(fsys, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := discover(context.Background(), r, DiscoverOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, d := discoverIn(t, fsys, root)
 	res, err := build(context.Background(), r, d, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -345,14 +324,7 @@ apps:
 		"two/ns.yaml":            nsYAML,
 		"plain/ns.yaml":          nsYAML,
 	})
-	r, err := newRepo(fsys, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := discover(context.Background(), r, DiscoverOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, d := discoverIn(t, fsys, root)
 	opts := Options{}.withDefaults()
 	b := &builder{r: r, opts: &opts}
 	apps := make([]*AppResult, len(d.Apps))
