@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
@@ -84,31 +83,11 @@ func TestIndexedReadsFindWhatLabelsFind(t *testing.T) {
 		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), o) })
 	}
 
-	informers, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ix := range []struct {
-		obj   client.Object
-		field string
-		value client.IndexerFunc
-	}{
-		{&v1alpha1.ClusterServiceVersion{}, indexCopiedFrom, copiedFrom},
-		{&rbacv1.ClusterRole{}, indexOwner, ownerCSV},
-		{&rbacv1.ClusterRoleBinding{}, indexOwner, ownerCSV},
-	} {
-		if err := informers.IndexField(ctx, ix.obj, ix.field, ix.value); err != nil {
-			t.Fatal(err)
-		}
-	}
-	go func() { _ = informers.Start(ctx) }()
-	if !informers.WaitForCacheSync(ctx) {
-		t.Fatal("the cache did not sync")
-	}
-	cached, err := client.New(env.Config, client.Options{Scheme: env.Scheme, Cache: &client.CacheOptions{Reader: informers}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cached := env.CachedClient(t,
+		testenv.Index{Object: &v1alpha1.ClusterServiceVersion{}, Field: indexCopiedFrom, Value: copiedFrom},
+		testenv.Index{Object: &rbacv1.ClusterRole{}, Field: indexOwner, Value: ownerCSV},
+		testenv.Index{Object: &rbacv1.ClusterRoleBinding{}, Field: indexOwner, Value: ownerCSV},
+	)
 
 	// Each index holds under a key what that key's owner made, and nothing else.
 	var byIndex v1alpha1.ClusterServiceVersionList

@@ -10,7 +10,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
@@ -50,21 +49,7 @@ func TestRenamedRolesThroughTheOwnerIndex(t *testing.T) {
 		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), r) })
 	}
 
-	informers, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := informers.IndexField(ctx, &rbacv1.ClusterRole{}, indexOwner, ownerOfClusterRole); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = informers.Start(ctx) }()
-	if !informers.WaitForCacheSync(ctx) {
-		t.Fatal("the cache did not sync")
-	}
-	c, err := client.New(env.Config, client.Options{Scheme: env.Scheme, Cache: &client.CacheOptions{Reader: informers}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := env.CachedClient(t, testenv.Index{Object: &rbacv1.ClusterRole{}, Field: indexOwner, Value: ownerOfClusterRole})
 	// The index holds each group's roles under its key and no CSV's.
 	var indexed rbacv1.ClusterRoleList
 	key := groups.OwnerKey(operatorsv1.OperatorGroupKind, nsA, "og")
