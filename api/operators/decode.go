@@ -33,7 +33,18 @@ type Decoded struct {
 // A manifest that is not valid YAML, that repeats a key, or whose values have the wrong
 // type, is an error; so is one over the bounded reader's limits (internal/safeyaml: its
 // size, its nodes, aliases expanding too far), refused before it is decoded.
+//
+// A JSON object (safeyaml.JSONObject: a catalog's bundle objects) is decoded as it is,
+// to the object its YAML reading gives, except that a raw JSON value (a descriptor's
+// value) keeps the spacing it was written with. Should that fail, it is read again the
+// YAML way, which reads some JSON that JSON alone refuses (1.0 where an integer goes, as
+// 1), so that what decoded before decodes, and what failed fails with the same error.
 func Decode(manifest []byte) (*Decoded, error) {
+	if safeyaml.JSONObject(manifest) {
+		if d, err := decodeJSON(manifest); err == nil {
+			return d, nil
+		}
+	}
 	if err := safeyaml.Check("", manifest); err != nil {
 		return nil, fmt.Errorf("parse manifest: %w", err)
 	}
@@ -42,6 +53,11 @@ func Decode(manifest []byte) (*Decoded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse manifest: %w", err)
 	}
+	return decodeJSON(data)
+}
+
+// decodeJSON is Decode of a manifest as JSON.
+func decodeJSON(data []byte) (*Decoded, error) {
 	var tm struct {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`

@@ -57,6 +57,22 @@ spec:`,
 			wantErr:  "line 5",
 		},
 		{
+			name:     "a duplicate key in JSON is the same error",
+			manifest: `{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription", "spec": {"name": "a", "name": "b"}}`,
+			wantErr:  `line 1: key "name" already set in map`,
+		},
+		{
+			name: "JSON that only YAML reads decodes as YAML reads it",
+			manifest: `{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion", "metadata": {"name": "x"},
+"spec": {"install": {"strategy": "deployment", "spec": {"deployments": [{"name": "d", "spec": {"replicas": 2.0, "selector": null, "template": {}}}]}}}}`,
+			check: func(t *testing.T, d *operators.Decoded) {
+				deps := d.Object.(*operatorsv1alpha1.ClusterServiceVersion).Spec.InstallStrategy.StrategySpec.DeploymentSpecs
+				if len(deps) != 1 || deps[0].Spec.Replicas == nil || *deps[0].Spec.Replicas != 2 {
+					t.Errorf("decoded %+v", deps)
+				}
+			},
+		},
+		{
 			name:     "not an OLM kind",
 			manifest: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
 			wantErr:  "not an operators.coreos.com kind",

@@ -16,11 +16,13 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/olmsync/olmsync/api/operators"
+	"github.com/olmsync/olmsync/internal/safeyaml"
 	"github.com/olmsync/olmsync/internal/shareddata"
 )
 
@@ -340,4 +342,57 @@ func sameScalar(path string, a, b any) bool {
 func isQuantityPath(path string) bool {
 	return strings.Contains(path, ".limits.") || strings.Contains(path, ".requests.") ||
 		strings.HasSuffix(path, ".memoryTarget") || strings.Contains(path, ".sizeLimit")
+}
+
+// TestDecodeJSONAsYAML: a manifest given as JSON (as a catalog carries its bundles'
+// objects) is decoded as it is (safeyaml.JSONObject), and decodes to the object, and the
+// unknown fields, that its YAML gives: every real OLM manifest of ../shared/data and of
+// testdata/, each as compact and as indented JSON. Indented, a raw JSON value (a
+// descriptor's value) keeps its spaces, so the object is the same once encoded.
+func TestDecodeJSONAsYAML(t *testing.T) {
+	var files []string
+	files = append(files, manifestFiles(t, shareddata.Path(t, "data/manifests"))...)
+	files = append(files, csvFiles(t, shareddata.Path(t, "data/catalogs/community-operators-bundles"))...)
+	files = append(files, manifestFiles(t, "testdata/roundtrip")...)
+	decoded := 0
+	for _, file := range files {
+		for i, doc := range documents(t, file) {
+			name := fmt.Sprintf("%s#%d", file, i)
+			want, err := operators.Decode(doc)
+			if err != nil {
+				continue // TestRoundTripRealManifests names it
+			}
+			compact := toJSON(t, doc)
+			var indented bytes.Buffer
+			if err := json.Indent(&indented, compact, "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			for n, js := range [][]byte{compact, indented.Bytes()} {
+				if !safeyaml.JSONObject(js) {
+					t.Fatalf("%s: safeyaml.JSONObject refuses its JSON", name)
+				}
+				got, err := operators.Decode(js)
+				if err != nil {
+					t.Errorf("%s as JSON: %v", name, err)
+					continue
+				}
+				same := equality.Semantic.DeepEqual(got.Object, want.Object)
+				if n == 1 {
+					g, err1 := json.Marshal(got.Object)
+					w, err2 := json.Marshal(want.Object)
+					same = err1 == nil && err2 == nil && bytes.Equal(g, w)
+				}
+				if !same || got.GVK != want.GVK {
+					t.Errorf("%s: as JSON (%s) it decodes to another object than as YAML", name, []string{"compact", "indented"}[n])
+				}
+				if !slices.Equal(got.UnknownFields, want.UnknownFields) {
+					t.Errorf("%s: unknown fields as JSON %q, as YAML %q", name, got.UnknownFields, want.UnknownFields)
+				}
+			}
+			decoded++
+		}
+	}
+	if decoded == 0 {
+		t.Fatal("no manifest decoded")
+	}
 }

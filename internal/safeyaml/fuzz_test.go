@@ -1,9 +1,13 @@
 package safeyaml
 
 import (
+	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
+
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/olmsync/olmsync/internal/safeyaml/yamltest"
 	"github.com/olmsync/olmsync/internal/shareddata"
@@ -41,5 +45,36 @@ func FuzzDocuments(f *testing.F) {
 			return
 		}
 		agree(t, data)
+	})
+}
+
+// FuzzJSONObject: what JSONObject takes is within DefaultLimits (Check passes), and where
+// the strict YAML-to-JSON conversion reads it at all, it reads the same JSON value.
+func FuzzJSONObject(f *testing.F) {
+	for _, seed := range []string{`{"a":1}`, `{"a":[1,2.5,-0,1e3,null,true,"x"]}`, `{"a":{"b":"\u00e9\n"}}`,
+		`{"<<":{"a":1}}`, `{"a":"yes","b":"0x1F","c":"~"}`, `{"a":1,"a":2}`, `{"a":"` + "\xff" + `"}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !JSONObject(data) {
+			return
+		}
+		if err := Check("f.json", data); err != nil {
+			t.Fatalf("JSONObject takes %q, which the limits refuse: %v", data, err)
+		}
+		converted, err := sigsyaml.YAMLToJSONStrict(data)
+		if err != nil {
+			return // a number YAML cannot hold (1e400), nesting past its depth
+		}
+		var want, got any
+		if err := json.Unmarshal(converted, &want); err != nil {
+			t.Fatalf("the conversion of %q: %v", data, err)
+		}
+		if err := json.Unmarshal(data, &got); err != nil {
+			t.Fatalf("JSONObject takes %q, which encoding/json refuses: %v", data, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("JSONObject takes %q as it is, the YAML reading makes %s", data, converted)
+		}
 	})
 }

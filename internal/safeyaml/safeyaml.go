@@ -2,6 +2,7 @@ package safeyaml
 
 import (
 	"bytes"
+	"encoding/json/jsontext"
 	"errors"
 	"fmt"
 	"io"
@@ -121,6 +122,27 @@ func (r *Reader) Check(data []byte) error {
 	}
 	return nil
 }
+
+// JSONObject reports whether data is one JSON object that a reader may take as the JSON
+// a strict YAML-to-JSON conversion would make of it, without parsing it as YAML: valid
+// by RFC 7493 (UTF-8, each name once in an object: what YAMLToJSONStrict demands too),
+// and no larger than jsonObjectMaxBytes, so that no limit of DefaultLimits could refuse
+// it — JSON has no aliases, and its bytes bound its nodes. OLM's catalogs carry their
+// bundles' manifests so (olm.bundle.object); read as YAML first, they cost the catalog's
+// load several times their decoding.
+func JSONObject(data []byte) bool {
+	rest := bytes.TrimLeft(data, " \t\r\n")
+	if len(rest) == 0 || rest[0] != '{' || int64(len(data)) > jsonObjectMaxBytes {
+		return false
+	}
+	return jsontext.Value(data).IsValid()
+}
+
+// jsonObjectMaxBytes is the largest JSON object JSONObject takes: within the document
+// limit, and under DefaultMaxNodes as Documents counts them (the document's node, and
+// each value and name of the JSON, every one but the last followed by a byte of its own,
+// a comma, colon or bracket: n bytes hold at most (n+1)/2 of them).
+const jsonObjectMaxBytes = min(DefaultMaxDocumentBytes, 2*(DefaultMaxNodes-2))
 
 // Nodes is how many nodes the reader has counted so far, every alias as the nodes it
 // expands to: what a reader that expands aliases (kustomize's kyaml) builds of the file.

@@ -1,7 +1,10 @@
 package safeyaml
 
 import (
+	"bytes"
+	"encoding/json/jsontext"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,4 +151,70 @@ func TestRealDataPasses(t *testing.T) {
 		t.Fatalf("read %d files of the shared data; want the real manifests, bundles and catalogs", files)
 	}
 	t.Logf("%d files, %d documents, %d bytes, %d nodes (%.1f bytes a node)", files, docs, bytes, nodes, float64(bytes)/float64(nodes))
+}
+
+// TestJSONObject: JSON objects are taken as they are, anything YAMLToJSONStrict would
+// refuse or read differently is not: YAML, a name given twice, invalid UTF-8, an array,
+// and an object over jsonObjectMaxBytes.
+func TestJSONObject(t *testing.T) {
+	padded := func(n int) []byte { // a JSON object of n bytes
+		return []byte(`{"a":"` + strings.Repeat("x", n-8) + `"}`)
+	}
+	for name, tt := range map[string]struct {
+		data []byte
+		want bool
+	}{
+		"object":                   {[]byte(`{"apiVersion":"v1","kind":"ConfigMap","data":{"a":"1"}}`), true},
+		"object after whitespace":  {[]byte(" \n\t{\"a\": [1, 2.5, null, true]}\n"), true},
+		"at the bound":             {padded(int(jsonObjectMaxBytes)), true},
+		"over the bound":           {padded(int(jsonObjectMaxBytes) + 1), false},
+		"YAML":                     {[]byte("a: 1\n"), false},
+		"flow YAML":                {[]byte("{a: 1}"), false},
+		"a name twice":             {[]byte(`{"a":1,"b":{"c":1,"c":2}}`), false},
+		"invalid UTF-8":            {[]byte("{\"a\":\"\xff\"}"), false},
+		"an array":                 {[]byte(`[{"a":1}]`), false},
+		"two objects":              {[]byte(`{"a":1}{"a":2}`), false},
+		"unterminated":             {[]byte(`{"a":`), false},
+		"empty":                    {nil, false},
+		"comment after the object": {[]byte("{\"a\":1} # c"), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := JSONObject(tt.data); got != tt.want {
+				t.Errorf("JSONObject(%.60q) = %v, want %v", tt.data, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestJSONObjectBoundKeepsTheNodeLimit: the densest JSON object JSONObject takes (an
+// array of zeros filling jsonObjectMaxBytes) has no more nodes, as Documents counts them
+// (the document's node, and each JSON value and name), than DefaultMaxNodes.
+func TestJSONObjectBoundKeepsTheNodeLimit(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"a":[0`)
+	for int64(b.Len()+len(",0]}")) <= jsonObjectMaxBytes {
+		b.WriteString(",0")
+	}
+	b.WriteString("]}")
+	data := []byte(b.String())
+	if !JSONObject(data) {
+		t.Fatalf("JSONObject refuses the densest object of %d bytes (bound %d)", len(data), jsonObjectMaxBytes)
+	}
+	nodes := int64(1) // the document
+	dec := jsontext.NewDecoder(bytes.NewReader(data))
+	for {
+		tok, err := dec.ReadToken()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k := tok.Kind(); k != ']' && k != '}' {
+			nodes++
+		}
+	}
+	if nodes > DefaultMaxNodes {
+		t.Errorf("%d bytes hold %d nodes, over DefaultMaxNodes (%d)", len(data), nodes, DefaultMaxNodes)
+	}
 }

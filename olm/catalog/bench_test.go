@@ -1,8 +1,12 @@
 package catalog
 
 import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/olmsync/olmsync/internal/shareddata"
@@ -68,6 +72,57 @@ func BenchmarkLoadCommunityBundles(b *testing.B) {
 	for b.Loop() {
 		if _, err := LoadPath(dir); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadBundleObjects reads an FBC that carries every bundle's manifests in
+// olm.bundle.object properties, as catalogs made from an opm database do: the 68 real
+// bundles of ../shared/data, each with its CSV and other objects as base64 JSON.
+func BenchmarkReadBundleObjects(b *testing.B) {
+	dir := shareddata.Path(b, "data/catalogs/community-operators-bundles/operators")
+	c, err := LoadPath(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var stream bytes.Buffer
+	object := func(data []byte) Property {
+		v, err := json.Marshal(map[string]string{"data": base64.StdEncoding.EncodeToString(data)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return Property{Type: PropertyBundleObject, Value: v}
+	}
+	bundles := 0
+	for _, p := range c.Packages {
+		for _, bd := range p.Bundles {
+			if bd.CSV == nil {
+				continue
+			}
+			csv, err := json.Marshal(bd.CSV)
+			if err != nil {
+				b.Fatal(err)
+			}
+			props := append(slices.Clone(bd.Properties), object(csv))
+			for _, o := range bd.Objects {
+				props = append(props, object(o.JSON))
+			}
+			line, err := json.Marshal(fbcObject{Schema: SchemaBundle, Name: bd.Name, Package: p.Name, Image: bd.Image, Properties: props})
+			if err != nil {
+				b.Fatal(err)
+			}
+			stream.Write(line)
+			stream.WriteByte('\n')
+			bundles++
+		}
+	}
+	b.ReportMetric(float64(bundles), "bundles")
+	b.SetBytes(int64(stream.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		got := ReadFBC(bytes.NewReader(stream.Bytes()), "catalog.json")
+		if n := len(got.Packages); n == 0 {
+			b.Fatal("no packages read")
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -276,5 +277,45 @@ func TestCatalogFileIsBounded(t *testing.T) {
 	}
 	if read == 0 || read*len(value) > 64<<10 || se.Line != read+1 {
 		t.Errorf("read %d values, stopped at line %d", read, se.Line)
+	}
+}
+
+// TestBundleObjectsAsWritten: an olm.bundle.object written as JSON, as opm writes them,
+// is the bundle's object byte for byte (safeyaml.JSONObject); one written as YAML, as
+// older tools did, is turned into its JSON; and one whose JSON repeats a name goes the
+// YAML way, which refuses it, and is kept as written, as before.
+func TestBundleObjectsAsWritten(t *testing.T) {
+	crdJSON, err := yaml.YAMLToJSON([]byte(crdYAML("a.example.com", "v1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, crdJSON, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	crdYAMLText := crdYAML("b.example.com", "v1")
+	repeated := []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","name":"c"}}`)
+	raw := func(data []byte) Property {
+		return mustProperty(PropertyBundleObject, map[string]string{"data": base64.StdEncoding.EncodeToString(data)})
+	}
+	b := fbcObject{Schema: SchemaBundle, Name: "a.v1", Package: "a", Properties: []Property{
+		mustProperty(PropertyPackage, PackageProperty{PackageName: "a", Version: "1.0.0"}),
+		raw(indented.Bytes()), raw([]byte(crdYAMLText)), raw(repeated),
+	}}
+	data, _ := json.Marshal(b)
+	c := ReadFBC(strings.NewReader(`{"schema":"olm.package","name":"a"}`+string(data)), "catalog.json")
+	got := c.Package("a").Bundle("a.v1").Objects
+	if len(got) != 3 {
+		t.Fatalf("objects = %+v, want 3", got)
+	}
+	if !bytes.Equal(got[0].JSON, indented.Bytes()) {
+		t.Errorf("the JSON object is %s, want it as written:\n%s", got[0].JSON, indented.Bytes())
+	}
+	want, _ := yaml.YAMLToJSON([]byte(crdYAMLText))
+	if !bytes.Equal(got[1].JSON, want) || got[1].Name != "b.example.com" {
+		t.Errorf("the YAML object is %s (%s), want its JSON %s", got[1].JSON, got[1].Name, want)
+	}
+	if !bytes.Equal(got[2].JSON, repeated) {
+		t.Errorf("the object repeating a name is %s, want it as written", got[2].JSON)
 	}
 }
