@@ -6,6 +6,7 @@ import (
 
 	"github.com/olmsync/olmsync/policy"
 	"github.com/olmsync/olmsync/render"
+	"github.com/olmsync/olmsync/sources"
 )
 
 // Change checks a revision of src and, when baseRef names one, its pull request's base
@@ -26,6 +27,9 @@ func Change(ctx context.Context, src Source, baseRef string, opts Options, stage
 		return head, nil, err
 	}
 	opts.Render.NodeBudget /= 2
+	if src.Blobs == nil {
+		src.Blobs = sources.NewBlobs() // the files the two revisions have in common, read once
+	}
 	if opts.Render.Cache == nil {
 		opts.Render.Cache = render.NewCache()
 	}

@@ -26,6 +26,10 @@ type Source struct {
 	// when nil.
 	Getenv func(string) string
 	Limits sources.Limits
+	// Blobs, when set, is shared by every revision opened from the source and its At
+	// copies: the files they have in common are read and held once (check.Change sets it
+	// for a pull request's base and head).
+	Blobs *sources.Blobs
 }
 
 // IsRemote reports whether the source is a repository URL rather than a folder: any
@@ -53,7 +57,7 @@ func (s Source) Open(ctx context.Context) (*sources.Tree, error) {
 			// Its git status runs on while the tree is rendered; Run settles it.
 			return sources.StartWorkTree(dir, s.Limits)
 		}
-		return sources.OpenRevision(dir, s.Ref, s.Limits)
+		return sources.OpenRevisionSharing(dir, s.Ref, s.Limits, s.Blobs)
 	}
 	cache := s.CacheDir
 	if cache == "" {
@@ -70,7 +74,7 @@ func (s Source) Open(ctx context.Context) (*sources.Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := sources.FetchRequest{URL: s.Location, Credentials: creds, CacheDir: cache, Limits: s.Limits}
+	req := sources.FetchRequest{URL: s.Location, Credentials: creds, CacheDir: cache, Limits: s.Limits, Blobs: s.Blobs}
 	var tree *sources.Tree
 	var unknown *sources.UnknownRefError
 	for _, ref := range remoteRefs(s.Ref) {

@@ -60,7 +60,7 @@ func OpenCached(ctx context.Context, req FetchRequest, revision string) (*Tree, 
 	// the revision may have come from either.
 	for _, shallow := range []bool{true, false} {
 		dir := filepath.Join(req.CacheDir, cacheName(u, shallow))
-		tree, err := openCachedIn(ctx, dir, u, name, hash, subdir, req.Limits)
+		tree, err := openCachedIn(ctx, dir, u, name, hash, subdir, req.Limits, req.Blobs)
 		if errors.Is(err, errNotInCache) {
 			continue
 		}
@@ -75,7 +75,7 @@ func OpenCached(ctx context.Context, req FetchRequest, revision string) (*Tree, 
 
 var errNotInCache = errors.New("not in this cache repository")
 
-func openCachedIn(ctx context.Context, dir string, u *remoteURL, name string, hash plumbing.Hash, subdir string, lim Limits) (*Tree, error) {
+func openCachedIn(ctx context.Context, dir string, u *remoteURL, name string, hash plumbing.Hash, subdir string, lim Limits, blobs *Blobs) (*Tree, error) {
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil, errNotInCache
 	}
@@ -96,5 +96,5 @@ func openCachedIn(ctx context.Context, dir string, u *remoteURL, name string, ha
 	if err != nil {
 		return nil, err
 	}
-	return readFetched(repo, u, name, commit, subdir, lim)
+	return readFetched(repo, u, name, commit, subdir, lim, blobs)
 }

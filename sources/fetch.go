@@ -35,6 +35,9 @@ type FetchRequest struct {
 	// bring what changed.
 	CacheDir string
 	Limits   Limits
+	// Blobs, when set, is shared with the other revisions read with it (a pull request's
+	// base and head): the files they have in common are inflated and held once.
+	Blobs *Blobs
 	// AllowInsecureHTTP lets credentials go to an http:// URL.
 	AllowInsecureHTTP bool
 	// Path confines the tree to a folder of the repository (slash-separated,
@@ -120,15 +123,15 @@ func Fetch(ctx context.Context, req FetchRequest) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readFetched(f.repo, u, name, commit, subdir, req.Limits)
+	return readFetched(f.repo, u, name, commit, subdir, req.Limits, req.Blobs)
 }
 
 // readFetched reads a commit of a cache repository, or its folder subdir, into a tree.
-func readFetched(repo *git.Repository, u *remoteURL, name string, commit *object.Commit, subdir string, lim Limits) (*Tree, error) {
+func readFetched(repo *git.Repository, u *remoteURL, name string, commit *object.Commit, subdir string, lim Limits, blobs *Blobs) (*Tree, error) {
 	state := gitState{name: name, commit: commit.Hash.String()}
 	objects, closeObjects := readStorage(repo, lim.maxFileSize())
 	defer closeObjects()
-	fsys, err := commitTree(objects, commit, subdir, lim.maxFileSize())
+	fsys, err := commitTree(objects, commit, subdir, lim.maxFileSize(), blobs)
 	if errors.Is(err, fs.ErrNotExist) && subdir != "" {
 		return nil, &PathNotFoundError{Source: u.redacted, Path: subdir, Revision: state.revision()}
 	}

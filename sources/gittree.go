@@ -48,7 +48,7 @@ func readStorage(repo *git.Repository, maxFileSize int64) (storer.EncodedObjectS
 // slash-separated path) from the object store into a confined in-memory
 // filesystem rooted at memRoot. Files over maxFileSize are kept as entries
 // without content, so listing works and reading says why it cannot.
-func commitTree(objects storer.EncodedObjectStorer, commit *object.Commit, subdir string, maxFileSize int64) (*confinedFS, error) {
+func commitTree(objects storer.EncodedObjectStorer, commit *object.Commit, subdir string, maxFileSize int64, blobs *Blobs) (*confinedFS, error) {
 	tree, err := commit.Tree()
 	if err != nil {
 		return nil, fmt.Errorf("read tree of commit %s: %w", commit.Hash, err)
@@ -64,7 +64,7 @@ func commitTree(objects storer.EncodedObjectStorer, commit *object.Commit, subdi
 	}
 	root := filepath.FromSlash(memRoot)
 	b := newMemBackend(root, commit.Committer.When)
-	r := treeReader{objects: objects, b: b, maxFileSize: maxFileSize}
+	r := treeReader{objects: objects, b: b, maxFileSize: maxFileSize, blobs: blobs}
 	if err := r.readTree(tree, root, ""); err != nil {
 		return nil, err
 	}
@@ -76,6 +76,7 @@ type treeReader struct {
 	objects     storer.EncodedObjectStorer
 	b           *memBackend
 	maxFileSize int64
+	blobs       *Blobs // shared with the other trees opened with it; nil for none
 }
 
 // readTree adds the entries of tree under dir; rel is dir relative to the
@@ -121,19 +122,23 @@ func (r *treeReader) readEntry(e object.TreeEntry, p, rel string) error {
 }
 
 func (r *treeReader) readFile(h plumbing.Hash, p, rel string, perm fs.FileMode) error {
-	obj, err := r.objects.EncodedObject(plumbing.BlobObject, h)
+	size, data, err := r.blobs.read(h, r.maxFileSize, func() (int64, []byte, error) {
+		obj, err := r.objects.EncodedObject(plumbing.BlobObject, h)
+		if err != nil {
+			return 0, nil, err
+		}
+		// Over the bound, obj is a lazy handle (see readStorage): its size is
+		// known, its content never inflated.
+		if obj.Size() > r.maxFileSize {
+			return obj.Size(), nil, nil
+		}
+		data, err := readObject(obj)
+		return obj.Size(), data, err
+	})
 	if err != nil {
 		return fmt.Errorf("read file %q: %w", rel, err)
 	}
-	// Over the bound, obj is a lazy handle (see readStorage): its size is
-	// known, its content never inflated.
-	n := &memNode{mode: perm, size: obj.Size()}
-	if n.size <= r.maxFileSize {
-		if n.data, err = readObject(obj); err != nil {
-			return fmt.Errorf("read file %q: %w", rel, err)
-		}
-	}
-	r.b.add(p, n)
+	r.b.add(p, &memNode{mode: perm, size: size, data: data})
 	return nil
 }
 

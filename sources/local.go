@@ -20,6 +20,12 @@ import (
 // subdirectory of the commit and is confined to it, as OpenWorkTree(dir) is.
 // dir may also be a bare repository.
 func OpenRevision(dir, rev string, lim Limits) (*Tree, error) {
+	return OpenRevisionSharing(dir, rev, lim, nil)
+}
+
+// OpenRevisionSharing is OpenRevision reading the revision's files through blobs, which
+// the other revisions opened with it share (a pull request's base and head).
+func OpenRevisionSharing(dir, rev string, lim Limits, blobs *Blobs) (*Tree, error) {
 	root, err := realDir(dir)
 	if err != nil {
 		return nil, err
@@ -45,7 +51,7 @@ func OpenRevision(dir, rev string, lim Limits) (*Tree, error) {
 	}
 	objects, closeObjects := readStorage(repo, lim.maxFileSize())
 	defer closeObjects()
-	fsys, err := commitTree(objects, commit, subdir, lim.maxFileSize())
+	fsys, err := commitTree(objects, commit, subdir, lim.maxFileSize(), blobs)
 	if err != nil {
 		return nil, fmt.Errorf("read revision %q of %s: %w", rev, dir, err)
 	}
