@@ -56,10 +56,12 @@ func (e *Engine) findingsKey(in *Input) string {
 	if e.cache == nil {
 		return ""
 	}
-	b, err := json.Marshal(in)
-	if err != nil {
+	// Encoded into the hash as it goes: an input's JSON is megabytes on a large repository,
+	// and the key needs none of it kept.
+	h := sha256.New()
+	h.Write([]byte(e.fingerprint + "\x00"))
+	if err := json.NewEncoder(h).Encode(in); err != nil {
 		return ""
 	}
-	sum := sha256.Sum256(append([]byte(e.fingerprint+"\x00"), b...))
-	return hex.EncodeToString(sum[:])
+	return hex.EncodeToString(h.Sum(nil))
 }
