@@ -39,18 +39,25 @@ func uncheckedChanges(head, base *Result) []report.Warning {
 	for _, file := range slices.Sorted(maps.Keys(files)) {
 		h, inHead := headFiles[file]
 		b, inBase := baseFiles[file]
-		if rendered[file] || (inHead && inBase && bytes.Equal(h.data, b.data)) {
-			continue
+		if rendered[file] || (inHead && inBase && bytes.Equal(h, b)) {
+			continue // checked, or the same at both revisions: no need to parse it
 		}
-		what, objects := "changes", h.objects
+		var headObjects, baseObjects []string
+		if inHead {
+			headObjects = olmObjects(file, h)
+		}
+		if inBase {
+			baseObjects = olmObjects(file, b)
+		}
+		if len(headObjects) == 0 && len(baseObjects) == 0 {
+			continue // no OLM object after all (the group named in a comment, a CRD)
+		}
+		what, objects := "changes", headObjects
 		switch {
-		case !inBase:
+		case len(baseObjects) == 0:
 			what = "adds"
-		case !inHead:
-			what, objects = "removes", b.objects
-		}
-		if len(objects) == 0 {
-			objects = b.objects // every OLM object left the file: say what was there
+		case len(headObjects) == 0:
+			what, objects = "removes", baseObjects
 		}
 		out = append(out, report.Warning{File: file, Unchecked: true,
 			Message: fmt.Sprintf("unchecked change: this change %s %s here, which no checked app renders at either revision (nothing deploys or includes the file, or its app fails to render on both sides), so what it does was not checked",
@@ -61,17 +68,12 @@ func uncheckedChanges(head, base *Result) []report.Warning {
 	return out
 }
 
-// olmFile is a manifest file that holds OLM objects.
-type olmFile struct {
-	data    []byte
-	objects []string
-}
-
-// olmFiles are the YAML files of a tree that hold an OLM object (operators.coreos.com),
-// by repository-relative path, each with its OLM objects named ("Subscription etcd").
-// Files that do not parse are left out: the check reports them where an app reads them.
-func olmFiles(tree *sources.Tree) map[string]olmFile {
-	out := map[string]olmFile{}
+// olmFiles are the YAML and JSON files of a tree that may hold an OLM object: those that
+// name the group (operators.coreos.com/), by repository-relative path, with their content.
+// Only those a change touches and no app renders are parsed (olmObjects); files that do
+// not parse are left out there: the check reports them where an app reads them.
+func olmFiles(tree *sources.Tree) map[string][]byte {
+	out := map[string][]byte{}
 	if tree == nil {
 		return out
 	}
@@ -92,10 +94,7 @@ func olmFiles(tree *sources.Tree) map[string]olmFile {
 		if err != nil {
 			return nil
 		}
-		rel = filepath.ToSlash(rel)
-		if objects := olmObjects(rel, data); len(objects) > 0 {
-			out[rel] = olmFile{data: data, objects: objects}
-		}
+		out[filepath.ToSlash(rel)] = data
 		return nil
 	})
 	return out
