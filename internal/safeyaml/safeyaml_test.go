@@ -204,7 +204,7 @@ func TestJSONObjectBoundKeepsTheNodeLimit(t *testing.T) {
 	dec := jsontext.NewDecoder(bytes.NewReader(data))
 	for {
 		tok, err := dec.ReadToken()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
