@@ -194,24 +194,27 @@ func (b *builder) cacheKey(p *plan) string {
 // names and contents; "" when one cannot be read.
 func (b *builder) digest(app *App, files []string) string {
 	h := sha256.New()
-	write := func(parts ...string) {
-		for _, s := range parts {
-			h.Write([]byte(s))
-			h.Write([]byte{0})
-		}
+	write := func(part []byte) { // each part, then a NUL
+		h.Write(part)
+		h.Write([]byte{0})
 	}
 	settings, err := json.Marshal(app)
 	if err != nil {
 		return ""
 	}
-	write(cacheVersion, b.opts.Cache.version, string(settings))
+	write([]byte(cacheVersion))
+	write([]byte(b.opts.Cache.version))
+	write(settings)
 	slices.Sort(files)
 	for _, f := range files {
 		data, err := b.r.readFile(f)
 		if err != nil {
 			return ""
 		}
-		write(f, string(data))
+		// The file's bytes as they are: a string of them would copy every file an app
+		// reads, shared bases once per app.
+		write([]byte(f))
+		write(data)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -1,6 +1,9 @@
 package render
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"io/fs"
 	"maps"
 	"os"
@@ -248,5 +251,33 @@ func TestDiskCacheRefusesAnOversizedEntry(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 16<<20 {
 		t.Errorf("reading the oversized entry allocated %d MB", allocated>>20)
+	}
+}
+
+// TestDigestIsItsInputsInOrder: an app's cache key is the SHA-256 of the cache's format
+// version, olmsync's version, the app's settings as JSON, then each file's path and bytes,
+// sorted by path, each part followed by a NUL. Keys kept in a --cache-dir folder by an
+// earlier run stay valid only while this holds.
+func TestDigestIsItsInputsInOrder(t *testing.T) {
+	fsys, root := memRepo(t, files{"app/b.yaml": "b: 1\n", "app/a.yaml": "a: 1\n"})
+	r, d := discoverIn(t, fsys, root)
+	opts := Options{Cache: &Cache{version: "v9"}}
+	b := &builder{r: r, opts: &opts}
+	app := &d.Apps[0]
+
+	want := sha256.New()
+	settings, err := json.Marshal(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range []string{cacheVersion, "v9", string(settings), "app/a.yaml", "a: 1\n", "app/b.yaml", "b: 1\n"} {
+		want.Write([]byte(part))
+		want.Write([]byte{0})
+	}
+	if got := b.digest(app, []string{"app/b.yaml", "app/a.yaml"}); got != hex.EncodeToString(want.Sum(nil)) {
+		t.Errorf("digest = %s, want the hash of its inputs in order", got)
+	}
+	if b.digest(app, []string{"app/missing.yaml"}) != "" {
+		t.Error("the digest of a file that cannot be read is not empty")
 	}
 }
