@@ -38,7 +38,9 @@ type Decoded struct {
 // to the object its YAML reading gives, except that a raw JSON value (a descriptor's
 // value) keeps the spacing it was written with. Should that fail, it is read again the
 // YAML way, which reads some JSON that JSON alone refuses (1.0 where an integer goes, as
-// 1), so that what decoded before decodes, and what failed fails with the same error.
+// 1): what decoded before decodes the same, and what fails fails with YAML's error. Only
+// JSON the YAML reader refused for its own reasons (a number past float64 in a raw
+// value, nesting past its depth) may decode now where it did not.
 func Decode(manifest []byte) (*Decoded, error) {
 	if safeyaml.JSONObject(manifest) {
 		if d, err := decodeJSON(manifest); err == nil {
