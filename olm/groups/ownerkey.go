@@ -9,11 +9,11 @@ func OwnerKey(kind, namespace, name string) string {
 	return kind + "/" + namespace + "/" + LabelValue(name)
 }
 
-// OwnerKeyOf is the OwnerKey that an object's owner labels name when its owner is of the
-// given kind, and "" when it has no owner of that kind.
-func OwnerKeyOf(kind string, labels map[string]string) string {
+// OwnerKeysOf is what an owner index holds for an object: the OwnerKey its owner labels
+// name when its owner is of the given kind, and none when it has no owner of that kind.
+func OwnerKeysOf(kind string, labels map[string]string) []string {
 	if labels[OwnerKindLabel] != kind || labels[OwnerLabel] == "" {
-		return ""
+		return nil
 	}
-	return kind + "/" + labels[OwnerNamespaceLabel] + "/" + labels[OwnerLabel]
+	return []string{kind + "/" + labels[OwnerNamespaceLabel] + "/" + labels[OwnerLabel]}
 }

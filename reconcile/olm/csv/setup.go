@@ -60,10 +60,7 @@ func copiedFrom(obj client.Object) []string {
 // ownerCSV is indexOwner's value: the key of the CSV that owns the object, none when no CSV
 // does.
 func ownerCSV(obj client.Object) []string {
-	if key := groups.OwnerKeyOf(v1alpha1.ClusterServiceVersionKind, obj.GetLabels()); key != "" {
-		return []string{key}
-	}
-	return nil
+	return groups.OwnerKeysOf(v1alpha1.ClusterServiceVersionKind, obj.GetLabels())
 }
 
 // SetupWithManager builds the CSV controller and registers it with the manager: its field

@@ -31,10 +31,7 @@ const indexOwner = "olmsync.operatorgroup.owner"
 // ownerOfClusterRole is indexOwner's value: the key of the OperatorGroup that owns the
 // ClusterRole, none when a group does not.
 func ownerOfClusterRole(o client.Object) []string {
-	if key := groups.OwnerKeyOf(operatorsv1.OperatorGroupKind, o.GetLabels()); key != "" {
-		return []string{key}
-	}
-	return nil
+	return groups.OwnerKeysOf(operatorsv1.OperatorGroupKind, o.GetLabels())
 }
 
 // SetupWithManager builds the OperatorGroup controller and registers it with the manager.
