@@ -1,15 +1,12 @@
 package check
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/olmsync/olmsync/policy"
-	"github.com/olmsync/olmsync/sources"
 )
 
 // TestUncheckedChangesDecides: what each file a change touches is reported as — added,
@@ -19,29 +16,12 @@ func TestUncheckedChangesDecides(t *testing.T) {
 	sub := func(name string) string {
 		return "apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata:\n  name: " + name + "\n"
 	}
-	tree := func(files map[string]string) *sources.Tree {
-		dir := t.TempDir()
-		for name, content := range files {
-			p := filepath.Join(dir, name)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		tr, err := sources.OpenWorkTree(dir, sources.Limits{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr
-	}
 	comment := "# see operators.coreos.com/v1alpha1\nkind: ConfigMap\n"
-	base := tree(map[string]string{
+	base := writeRepo(t, files{
 		"changed.yaml": sub("a"), "removed.yaml": sub("r"), "same.yaml": sub("s"),
 		"emptied.yaml": sub("e"), "comment.yaml": comment, "broken.yaml": "x",
 	})
-	head := tree(map[string]string{
+	head := writeRepo(t, files{
 		"changed.yaml": sub("a2"), "added.yaml": sub("n"), "same.yaml": sub("s"),
 		"emptied.yaml": comment, "comment.yaml": comment + "data: {}\n", "broken.yaml": "operators.coreos.com/: [",
 		"rendered.yaml": sub("checked"),
