@@ -2,11 +2,8 @@ package catalog
 
 import (
 	"bytes"
-	"encoding/base64"
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/olmsync/olmsync/internal/shareddata"
@@ -85,36 +82,14 @@ func BenchmarkReadBundleObjects(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// As opm renders a catalog from its database: every bundle's manifests as objects.
 	var stream bytes.Buffer
-	object := func(data []byte) Property {
-		v, err := json.Marshal(map[string]string{"data": base64.StdEncoding.EncodeToString(data)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return Property{Type: PropertyBundleObject, Value: v}
+	if err := WriteFBC(&stream, c, RenderOptions{BundleObjects: true}); err != nil {
+		b.Fatal(err)
 	}
 	bundles := 0
 	for _, p := range c.Packages {
-		for _, bd := range p.Bundles {
-			if bd.CSV == nil {
-				continue
-			}
-			csv, err := json.Marshal(bd.CSV)
-			if err != nil {
-				b.Fatal(err)
-			}
-			props := append(slices.Clone(bd.Properties), object(csv))
-			for _, o := range bd.Objects {
-				props = append(props, object(o.JSON))
-			}
-			line, err := json.Marshal(fbcObject{Schema: SchemaBundle, Name: bd.Name, Package: p.Name, Image: bd.Image, Properties: props})
-			if err != nil {
-				b.Fatal(err)
-			}
-			stream.Write(line)
-			stream.WriteByte('\n')
-			bundles++
-		}
+		bundles += len(p.Bundles)
 	}
 	b.SetBytes(int64(stream.Len()))
 	b.ReportAllocs()

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"os"
@@ -180,7 +179,7 @@ func TestBundleObjects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return mustProperty(PropertyBundleObject, map[string]string{"data": base64.StdEncoding.EncodeToString(data)})
+		return bundleObjectProperty(data)
 	}
 	b := fbcObject{Schema: SchemaBundle, Name: "etcd.v0.9.2", Package: "etcd", Properties: []Property{
 		mustProperty(PropertyPackage, PackageProperty{PackageName: "etcd", Version: "0.9.2"}),
@@ -295,12 +294,9 @@ func TestBundleObjectsAsWritten(t *testing.T) {
 	}
 	crdYAMLText := crdYAML("b.example.com", "v1")
 	repeated := []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","name":"c"}}`)
-	raw := func(data []byte) Property {
-		return mustProperty(PropertyBundleObject, map[string]string{"data": base64.StdEncoding.EncodeToString(data)})
-	}
 	b := fbcObject{Schema: SchemaBundle, Name: "a.v1", Package: "a", Properties: []Property{
 		mustProperty(PropertyPackage, PackageProperty{PackageName: "a", Version: "1.0.0"}),
-		raw(indented.Bytes()), raw([]byte(crdYAMLText)), raw(repeated),
+		bundleObjectProperty(indented.Bytes()), bundleObjectProperty([]byte(crdYAMLText)), bundleObjectProperty(repeated),
 	}}
 	data, _ := json.Marshal(b)
 	c := ReadFBC(strings.NewReader(`{"schema":"olm.package","name":"a"}`+string(data)), "catalog.json")
