@@ -112,9 +112,14 @@ func (bins binaries) run(b *testing.B, dir string, name string, args ...string) 
 	return m
 }
 
+// median is the middle value, or the mean of the middle two for an even count (PROCBENCH_ROUNDS=10,
+// or BenchmarkProcessPR's two runs a side by default): the upper one alone is the worse of two.
 func median[T int64 | time.Duration](xs []T) T {
 	s := slices.Clone(xs)
 	slices.Sort(s)
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
 	return s[len(s)/2]
 }
 
