@@ -2,10 +2,14 @@ package olmtest
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -19,7 +23,87 @@ func KeepDeploymentsAvailable(ctx context.Context, c client.Client, namespaces .
 // KeepDeployments is KeepDeploymentsAvailable, except that a Deployment for which failing
 // returns true is marked as the Deployment controller marks one whose pods never become
 // ready: Progressing=False, ProgressDeadlineExceeded (OLM fails its CSV at once).
+//
+// As the Deployment controller does, it lists the Deployments once and then watches them
+// (one watch, of every namespace or of the one given), so that it answers each change as
+// it comes and asks the API server nothing while nothing changes: a benchmark's control
+// plane serves the controllers it measures, not a poll. It polled every namespace each
+// 100 ms before, which in BenchmarkSteadyState was about a thousand lists a second against
+// the API server the controllers wait on. A client without watches (client.WithWatch) is
+// polled that way still.
 func KeepDeployments(ctx context.Context, c client.Client, failing func(*appsv1.Deployment) bool, namespaces ...string) {
+	k := kubelet{c: c, failing: failing, want: map[string]bool{}}
+	for _, ns := range namespaces {
+		k.want[ns] = true
+	}
+	w, ok := c.(client.WithWatch)
+	if !ok {
+		k.poll(ctx, namespaces)
+		return
+	}
+	var opts []client.ListOption
+	if len(namespaces) == 1 {
+		opts = append(opts, client.InNamespace(namespaces[0]))
+	}
+	for ctx.Err() == nil {
+		if !k.watch(ctx, w, opts) {
+			select { // the list or the watch failed: ask again in a moment
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// kubelet is KeepDeployments' state: whom it answers and how.
+type kubelet struct {
+	c       client.Client
+	failing func(*appsv1.Deployment) bool
+	want    map[string]bool // the namespaces; every one when empty
+}
+
+// watch lists the Deployments, settles each, then settles each one the watch from that list
+// brings, until ctx ends, the watch ends or a status write failed for another reason than a
+// newer version (whose own event comes); it returns false when it could not list or watch.
+func (k *kubelet) watch(ctx context.Context, w client.WithWatch, opts []client.ListOption) bool {
+	var list appsv1.DeploymentList
+	if err := w.List(ctx, &list, opts...); err != nil {
+		return false
+	}
+	retry := false
+	for i := range list.Items {
+		retry = !k.settle(ctx, &list.Items[i]) || retry
+	}
+	if retry {
+		return false
+	}
+	watchOpts := append(slices.Clone(opts), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
+	watcher, err := w.Watch(ctx, &appsv1.DeploymentList{}, watchOpts...)
+	if err != nil {
+		return false
+	}
+	defer watcher.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return true
+		case ev, open := <-watcher.ResultChan():
+			if !open || ev.Type == watch.Error {
+				return true // list again, and watch from there
+			}
+			d, ok := ev.Object.(*appsv1.Deployment)
+			if !ok || ev.Type == watch.Deleted {
+				continue
+			}
+			if !k.settle(ctx, d) {
+				return false
+			}
+		}
+	}
+}
+
+// poll settles every Deployment of the namespaces each 100 ms, for a client without watches.
+func (k *kubelet) poll(ctx context.Context, namespaces []string) {
 	if len(namespaces) == 0 {
 		namespaces = []string{""}
 	}
@@ -28,21 +112,11 @@ func KeepDeployments(ctx context.Context, c client.Client, failing func(*appsv1.
 	for {
 		for _, ns := range namespaces {
 			var list appsv1.DeploymentList
-			if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			if err := k.c.List(ctx, &list, client.InNamespace(ns)); err != nil {
 				continue
 			}
 			for i := range list.Items {
-				d := &list.Items[i]
-				fail := failing != nil && failing(d)
-				if d.Status.ObservedGeneration == d.Generation && (fail && stalled(d) || !fail && available(d)) {
-					continue
-				}
-				if fail {
-					MarkStalled(d)
-				} else {
-					MarkAvailable(d)
-				}
-				_ = c.Status().Update(ctx, d) // a conflict is retried on the next tick
+				k.settle(ctx, &list.Items[i]) // a failed write is retried on the next tick
 			}
 		}
 		select {
@@ -51,6 +125,26 @@ func KeepDeployments(ctx context.Context, c client.Client, failing func(*appsv1.
 		case <-tick.C:
 		}
 	}
+}
+
+// settle marks d rolled out and Available, or stalled when failing says so, unless its
+// status says so already. It returns false when the write failed for another reason than
+// a newer version of d or its deletion, whose own events come.
+func (k *kubelet) settle(ctx context.Context, d *appsv1.Deployment) bool {
+	if len(k.want) > 0 && !k.want[d.Namespace] {
+		return true
+	}
+	fail := k.failing != nil && k.failing(d)
+	if d.Status.ObservedGeneration == d.Generation && (fail && stalled(d) || !fail && available(d)) {
+		return true
+	}
+	if fail {
+		MarkStalled(d)
+	} else {
+		MarkAvailable(d)
+	}
+	err := k.c.Status().Update(ctx, d)
+	return err == nil || apierrors.IsConflict(err) || apierrors.IsNotFound(err)
 }
 
 // MarkAvailable sets a Deployment's status to rolled out and Available.

@@ -253,7 +253,7 @@ func startWith(withCRDs bool, api *envtest.APIServer) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: s})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: s})
 	if err != nil {
 		_ = env.Stop()
 		return nil, err
