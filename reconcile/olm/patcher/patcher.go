@@ -1,12 +1,16 @@
 package patcher
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -35,24 +39,18 @@ func (s *Serial) Patch(ctx context.Context, obj client.Object) error {
 		// would be empty, and costs two marshals of the object (BenchmarkPatchUnchanged).
 		return nil
 	}
-	data, err := client.MergeFromWithOptions(s.before, client.MergeFromWithOptimisticLock{}).Data(obj)
+	main, status, err := diff(s.before, obj)
 	if err != nil {
 		return fmt.Errorf("patch of %s: %w", obj.GetName(), err)
 	}
-	var main map[string]any
-	if err := json.Unmarshal(data, &main); err != nil {
-		return fmt.Errorf("patch of %s: %w", obj.GetName(), err)
-	}
-	status, statusChanged := main["status"]
-	delete(main, "status")
-	if changed(main) {
-		if err := write(obj, main, func(o client.Object, p client.Patch) error { return s.client.Patch(ctx, o, p) }); err != nil {
+	if len(main) > 0 {
+		if err := s.write(obj, main, func(o client.Object, p client.Patch) error { return s.client.Patch(ctx, o, p) }); err != nil {
 			return err
 		}
 	}
-	if statusChanged {
-		p := map[string]any{"metadata": map[string]any{}, "status": status}
-		if err := write(obj, p, func(o client.Object, p client.Patch) error { return s.client.Status().Patch(ctx, o, p) }); err != nil {
+	if status != nil {
+		p := map[string]json.RawMessage{"status": status}
+		if err := s.write(obj, p, func(o client.Object, p client.Patch) error { return s.client.Status().Patch(ctx, o, p) }); err != nil {
 			return err
 		}
 	}
@@ -60,35 +58,118 @@ func (s *Serial) Patch(ctx context.Context, obj client.Object) error {
 	return nil
 }
 
-// write sends p, under obj's current resourceVersion, and takes the resourceVersion of the
-// answer into obj. The answer is decoded into a copy: it is the API server's object, which
-// lacks what obj changed in the other half (the status, or the metadata).
-func write(obj client.Object, p map[string]any, send func(client.Object, client.Patch) error) error {
-	meta, _ := p["metadata"].(map[string]any)
-	if meta == nil {
-		meta = map[string]any{}
-		p["metadata"] = meta
+// diff is the JSON merge patch (RFC 7386) from before to after, as
+// client.MergeFrom(before).Data(after) computes it, split into the status's part and the
+// rest's top-level members, and without metadata.resourceVersion (write sets it). It takes
+// the two objects' JSON apart at the top level first and diffs only the members whose JSON
+// differs: a status write of a CSV no longer parses its spec — most of a real CSV, tens or
+// hundreds of kilobytes — into maps twice (TestDiffIsMergeFrom holds it to MergeFrom's).
+func diff(before, after client.Object) (main map[string]json.RawMessage, status json.RawMessage, err error) {
+	was, err := members(before)
+	if err != nil {
+		return nil, nil, err
 	}
-	meta["resourceVersion"] = obj.GetResourceVersion()
-	raw, err := json.Marshal(p)
+	is, err := members(after)
+	if err != nil {
+		return nil, nil, err
+	}
+	main = map[string]json.RawMessage{}
+	for name, value := range is {
+		old, ok := was[name]
+		switch {
+		case ok && bytes.Equal(old, value):
+			continue
+		case ok && isObject(old) && isObject(value):
+			if value, err = jsonpatch.CreateMergePatch(old, value); err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", name, err)
+			}
+			if name == "metadata" {
+				if value, err = withoutResourceVersion(value); err != nil {
+					return nil, nil, err
+				}
+			}
+			if string(value) == "{}" {
+				continue
+			}
+		}
+		main[name] = value
+	}
+	for name := range was {
+		if _, ok := is[name]; !ok {
+			main[name] = json.RawMessage("null")
+		}
+	}
+	status = main["status"]
+	delete(main, "status")
+	return main, status, nil
+}
+
+// members is obj's JSON, its top-level members each as written.
+func members(obj client.Object) (map[string]json.RawMessage, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func isObject(v json.RawMessage) bool { return len(v) > 0 && v[0] == '{' }
+
+// withoutResourceVersion is a metadata merge patch less its resourceVersion.
+func withoutResourceVersion(patch json.RawMessage) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(patch, &m); err != nil {
+		return nil, err
+	}
+	if _, ok := m["resourceVersion"]; !ok {
+		return patch, nil
+	}
+	delete(m, "resourceVersion")
+	return json.Marshal(m)
+}
+
+// write sends p (top-level members of a merge patch), under obj's current resourceVersion,
+// and takes the resourceVersion of the answer into obj. The answer is asked for as the
+// object's metadata alone (PartialObjectMetadata, in protobuf): the resourceVersion is all
+// that is read of it, and the whole object, a CSV's spec included, would be encoded by the
+// API server and decoded here for each write.
+func (s *Serial) write(obj client.Object, p map[string]json.RawMessage, send func(client.Object, client.Patch) error) error {
+	meta := map[string]json.RawMessage{}
+	if raw, ok := p["metadata"]; ok {
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return err
+		}
+	}
+	rv, err := json.Marshal(obj.GetResourceVersion())
 	if err != nil {
 		return err
 	}
-	answer := obj.DeepCopyObject().(client.Object)
+	meta["resourceVersion"] = rv
+	body := maps.Clone(p)
+	if body["metadata"], err = json.Marshal(meta); err != nil {
+		return err
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	gvk, err := s.client.GroupVersionKindFor(obj)
+	if err != nil {
+		return err
+	}
+	answer := &metav1.PartialObjectMetadata{}
+	answer.SetGroupVersionKind(gvk)
+	answer.SetNamespace(obj.GetNamespace())
+	answer.SetName(obj.GetName())
 	if err := send(answer, client.RawPatch(types.MergePatchType, raw)); err != nil {
 		return err
 	}
 	obj.SetResourceVersion(answer.GetResourceVersion())
 	return nil
-}
-
-// changed reports whether a merge patch says more than the resourceVersion it carries.
-func changed(p map[string]any) bool {
-	if len(p) > 1 {
-		return true
-	}
-	meta, ok := p["metadata"].(map[string]any)
-	return ok && len(meta) > 1
 }
 
 // IsStale reports whether err is the API server refusing a patch made from an outdated copy.
