@@ -66,7 +66,7 @@ func TestDiffIsMergeFrom(t *testing.T) {
 			c.Labels = map[string]string{"olm.copiedFrom": "operators"}
 			delete(c.Annotations, "example.com/gone")
 		}),
-		"CSV finalizer removed": csvCase(func(c *v1alpha1.ClusterServiceVersion) { c.Finalizers = nil }),
+		"CSV finalizer removed":    csvCase(func(c *v1alpha1.ClusterServiceVersion) { c.Finalizers = nil }),
 		"CSV resourceVersion only": csvCase(func(c *v1alpha1.ClusterServiceVersion) { c.ResourceVersion = "43" }),
 		"CSV status emptied":       csvCase(func(c *v1alpha1.ClusterServiceVersion) { c.Status = v1alpha1.ClusterServiceVersionStatus{} }),
 		"group targets": ogCase(func(g *operatorsv1.OperatorGroup) {
