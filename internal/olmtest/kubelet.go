@@ -2,14 +2,14 @@ package olmtest
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -24,13 +24,13 @@ func KeepDeploymentsAvailable(ctx context.Context, c client.Client, namespaces .
 // returns true is marked as the Deployment controller marks one whose pods never become
 // ready: Progressing=False, ProgressDeadlineExceeded (OLM fails its CSV at once).
 //
-// As the Deployment controller does, it lists the Deployments once and then watches them
-// (one watch, of every namespace or of the one given), so that it answers each change as
-// it comes and asks the API server nothing while nothing changes: a benchmark's control
-// plane serves the controllers it measures, not a poll. It polled every namespace each
-// 100 ms before, which in BenchmarkSteadyState was about a thousand lists a second against
-// the API server the controllers wait on. A client without watches (client.WithWatch) is
-// polled that way still.
+// As the Deployment controller does, it keeps the Deployments with an informer (one list
+// and watch, of every namespace or of the one given), so that it answers each change as it
+// comes and asks the API server nothing while nothing changes: a benchmark's control plane
+// serves the controllers it measures, not a poll. It polled every namespace each 100 ms
+// before, which in BenchmarkSteadyState was about a thousand lists a second against the API
+// server the controllers wait on. The informer's resync, each second, writes again what a
+// refused write left behind. A client without watches (client.WithWatch) is polled still.
 func KeepDeployments(ctx context.Context, c client.Client, failing func(*appsv1.Deployment) bool, namespaces ...string) {
 	k := kubelet{c: c, failing: failing, want: map[string]bool{}}
 	for _, ns := range namespaces {
@@ -41,18 +41,32 @@ func KeepDeployments(ctx context.Context, c client.Client, failing func(*appsv1.
 		k.poll(ctx, namespaces)
 		return
 	}
-	var opts []client.ListOption
+	namespace := "" // one watch for every namespace kept, whose events settle filters
 	if len(namespaces) == 1 {
-		opts = append(opts, client.InNamespace(namespaces[0]))
+		namespace = namespaces[0]
 	}
-	for ctx.Err() == nil {
-		if !k.watch(ctx, w, opts) {
-			select { // the list or the watch failed: ask again in a moment
-			case <-ctx.Done():
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}
+	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				list := &appsv1.DeploymentList{}
+				if err := w.List(ctx, list, &client.ListOptions{Namespace: namespace, Raw: &o}); err != nil {
+					return nil, err
+				}
+				return list, nil
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return w.Watch(ctx, &appsv1.DeploymentList{}, &client.ListOptions{Namespace: namespace, Raw: &o})
+			},
+		},
+		ObjectType:   &appsv1.Deployment{},
+		ResyncPeriod: time.Second,
+		Handler: cache.ResourceEventHandlerFuncs{
+			// The informer's objects are its cache's: settle marks a copy.
+			AddFunc:    func(obj any) { k.settle(ctx, obj.(*appsv1.Deployment).DeepCopy()) },
+			UpdateFunc: func(_, obj any) { k.settle(ctx, obj.(*appsv1.Deployment).DeepCopy()) },
+		},
+	})
+	informer.RunWithContext(ctx)
 }
 
 // kubelet is KeepDeployments' state: whom it answers and how.
@@ -60,46 +74,6 @@ type kubelet struct {
 	c       client.Client
 	failing func(*appsv1.Deployment) bool
 	want    map[string]bool // the namespaces; every one when empty
-}
-
-// watch lists the Deployments, settles each, then settles each one the watch from that list
-// brings, until ctx ends, the watch ends or a status write failed for another reason than a
-// newer version (whose own event comes); it returns false when it could not list or watch.
-func (k *kubelet) watch(ctx context.Context, w client.WithWatch, opts []client.ListOption) bool {
-	var list appsv1.DeploymentList
-	if err := w.List(ctx, &list, opts...); err != nil {
-		return false
-	}
-	retry := false
-	for i := range list.Items {
-		retry = !k.settle(ctx, &list.Items[i]) || retry
-	}
-	if retry {
-		return false
-	}
-	watchOpts := append(slices.Clone(opts), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
-	watcher, err := w.Watch(ctx, &appsv1.DeploymentList{}, watchOpts...)
-	if err != nil {
-		return false
-	}
-	defer watcher.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return true
-		case ev, open := <-watcher.ResultChan():
-			if !open || ev.Type == watch.Error {
-				return true // list again, and watch from there
-			}
-			d, ok := ev.Object.(*appsv1.Deployment)
-			if !ok || ev.Type == watch.Deleted {
-				continue
-			}
-			if !k.settle(ctx, d) {
-				return false
-			}
-		}
-	}
 }
 
 // poll settles every Deployment of the namespaces each 100 ms, for a client without watches.
@@ -116,7 +90,7 @@ func (k *kubelet) poll(ctx context.Context, namespaces []string) {
 				continue
 			}
 			for i := range list.Items {
-				k.settle(ctx, &list.Items[i]) // a failed write is retried on the next tick
+				k.settle(ctx, &list.Items[i])
 			}
 		}
 		select {
@@ -128,23 +102,22 @@ func (k *kubelet) poll(ctx context.Context, namespaces []string) {
 }
 
 // settle marks d rolled out and Available, or stalled when failing says so, unless its
-// status says so already. It returns false when the write failed for another reason than
-// a newer version of d or its deletion, whose own events come.
-func (k *kubelet) settle(ctx context.Context, d *appsv1.Deployment) bool {
+// status says so already. A write that fails is made again on the next look (the next
+// event or resync, or the next poll).
+func (k *kubelet) settle(ctx context.Context, d *appsv1.Deployment) {
 	if len(k.want) > 0 && !k.want[d.Namespace] {
-		return true
+		return
 	}
 	fail := k.failing != nil && k.failing(d)
 	if d.Status.ObservedGeneration == d.Generation && (fail && stalled(d) || !fail && available(d)) {
-		return true
+		return
 	}
 	if fail {
 		MarkStalled(d)
 	} else {
 		MarkAvailable(d)
 	}
-	err := k.c.Status().Update(ctx, d)
-	return err == nil || apierrors.IsConflict(err) || apierrors.IsNotFound(err)
+	_ = k.c.Status().Update(ctx, d)
 }
 
 // MarkAvailable sets a Deployment's status to rolled out and Available.
