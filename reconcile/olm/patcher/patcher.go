@@ -43,13 +43,13 @@ func (s *Serial) Patch(ctx context.Context, obj client.Object) error {
 	if err != nil {
 		return fmt.Errorf("patch of %s: %w", obj.GetName(), err)
 	}
-	if len(main) > 0 {
+	if len(main.metadata) > 0 || len(main.members) > 0 {
 		if err := s.write(obj, main, func(o client.Object, p client.Patch) error { return s.client.Patch(ctx, o, p) }); err != nil {
 			return err
 		}
 	}
 	if status != nil {
-		p := map[string]json.RawMessage{"status": status}
+		p := patch{members: map[string]json.RawMessage{"status": status}}
 		if err := s.write(obj, p, func(o client.Object, p client.Patch) error { return s.client.Status().Patch(ctx, o, p) }); err != nil {
 			return err
 		}
@@ -58,22 +58,29 @@ func (s *Serial) Patch(ctx context.Context, obj client.Object) error {
 	return nil
 }
 
+// patch is a JSON merge patch of an object taken apart: its metadata's members, which
+// write adds the resourceVersion to, and the object's other top-level members.
+type patch struct {
+	metadata map[string]json.RawMessage
+	members  map[string]json.RawMessage
+}
+
 // diff is the JSON merge patch (RFC 7386) from before to after, as
 // client.MergeFrom(before).Data(after) computes it, split into the status's part and the
-// rest's top-level members, and without metadata.resourceVersion (write sets it). It takes
-// the two objects' JSON apart at the top level first and diffs only the members whose JSON
-// differs: a status write of a CSV no longer parses its spec — most of a real CSV, tens or
-// hundreds of kilobytes — into maps twice (TestDiffIsMergeFrom holds it to MergeFrom's).
-func diff(before, after client.Object) (main map[string]json.RawMessage, status json.RawMessage, err error) {
+// rest, and without metadata.resourceVersion (write sets it). It takes the two objects'
+// JSON apart at the top level first and diffs only the members whose JSON differs: a
+// status write of a CSV no longer parses its spec — most of a real CSV, tens or hundreds
+// of kilobytes — into maps twice (TestDiffIsMergeFrom holds it to MergeFrom's).
+func diff(before, after client.Object) (main patch, status json.RawMessage, err error) {
 	was, err := members(before)
 	if err != nil {
-		return nil, nil, err
+		return patch{}, nil, err
 	}
 	is, err := members(after)
 	if err != nil {
-		return nil, nil, err
+		return patch{}, nil, err
 	}
-	main = map[string]json.RawMessage{}
+	main.members = map[string]json.RawMessage{}
 	for name, value := range is {
 		old, ok := was[name]
 		switch {
@@ -81,26 +88,28 @@ func diff(before, after client.Object) (main map[string]json.RawMessage, status 
 			continue
 		case ok && isObject(old) && isObject(value):
 			if value, err = jsonpatch.CreateMergePatch(old, value); err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", name, err)
+				return patch{}, nil, fmt.Errorf("%s: %w", name, err)
 			}
 			if name == "metadata" {
-				if value, err = withoutResourceVersion(value); err != nil {
-					return nil, nil, err
+				if err := json.Unmarshal(value, &main.metadata); err != nil {
+					return patch{}, nil, err
 				}
+				delete(main.metadata, "resourceVersion")
+				continue
 			}
 			if string(value) == "{}" {
 				continue
 			}
 		}
-		main[name] = value
+		main.members[name] = value
 	}
 	for name := range was {
 		if _, ok := is[name]; !ok {
-			main[name] = json.RawMessage("null")
+			main.members[name] = json.RawMessage("null")
 		}
 	}
-	status = main["status"]
-	delete(main, "status")
+	status = main.members["status"]
+	delete(main.members, "status")
 	return main, status, nil
 }
 
@@ -119,37 +128,25 @@ func members(obj client.Object) (map[string]json.RawMessage, error) {
 
 func isObject(v json.RawMessage) bool { return len(v) > 0 && v[0] == '{' }
 
-// withoutResourceVersion is a metadata merge patch less its resourceVersion.
-func withoutResourceVersion(patch json.RawMessage) (json.RawMessage, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(patch, &m); err != nil {
-		return nil, err
-	}
-	if _, ok := m["resourceVersion"]; !ok {
-		return patch, nil
-	}
-	delete(m, "resourceVersion")
-	return json.Marshal(m)
-}
-
-// write sends p (top-level members of a merge patch), under obj's current resourceVersion,
-// and takes the resourceVersion of the answer into obj. The answer is asked for as the
-// object's metadata alone (PartialObjectMetadata, in protobuf): the resourceVersion is all
-// that is read of it, and the whole object, a CSV's spec included, would be encoded by the
-// API server and decoded here for each write.
-func (s *Serial) write(obj client.Object, p map[string]json.RawMessage, send func(client.Object, client.Patch) error) error {
-	meta := map[string]json.RawMessage{}
-	if raw, ok := p["metadata"]; ok {
-		if err := json.Unmarshal(raw, &meta); err != nil {
-			return err
-		}
-	}
+// write sends p under obj's current resourceVersion, and takes the resourceVersion of the
+// answer into obj. The answer is asked for as the object's metadata alone
+// (PartialObjectMetadata, in protobuf): the resourceVersion is all that is read of it, and
+// the whole object, a CSV's spec included, would be encoded by the API server and decoded
+// here for each write.
+func (s *Serial) write(obj client.Object, p patch, send func(client.Object, client.Patch) error) error {
 	rv, err := json.Marshal(obj.GetResourceVersion())
 	if err != nil {
 		return err
 	}
+	meta := maps.Clone(p.metadata)
+	if meta == nil {
+		meta = map[string]json.RawMessage{}
+	}
 	meta["resourceVersion"] = rv
-	body := maps.Clone(p)
+	body := maps.Clone(p.members)
+	if body == nil {
+		body = map[string]json.RawMessage{}
+	}
 	if body["metadata"], err = json.Marshal(meta); err != nil {
 		return err
 	}
