@@ -28,8 +28,8 @@ func KeepDeploymentsAvailable(ctx context.Context, c client.Client, namespaces .
 // and watch, of every namespace or of the one given), so that it answers each change as it
 // comes and asks the API server nothing while nothing changes: a benchmark's control plane
 // serves the controllers it measures, not a poll. It polled every namespace each 100 ms
-// before, which in BenchmarkSteadyState was about a thousand lists a second against the API
-// server the controllers wait on. The informer's resync, each second, writes again what a
+// before: in BenchmarkSteadyState a hundred lists a pass, up to ten passes a second (the
+// rate was not counted), against the API server the controllers wait on. The informer's resync, each second, writes again what a
 // refused write left behind. A client without watches (client.WithWatch) is polled still.
 func KeepDeployments(ctx context.Context, c client.Client, failing func(*appsv1.Deployment) bool, namespaces ...string) {
 	k := kubelet{c: c, failing: failing, want: map[string]bool{}}
