@@ -69,6 +69,10 @@ type Reconciler struct {
 	Recorder  events.EventRecorder
 	Options   Options
 
+	// superseded is, per group, what its last write here made of it: a sync that reads an
+	// older copy from the cache stops before computing writes the API server would refuse.
+	superseded patcher.Superseded
+
 	// ownerIndexed says that Client's cache indexes ClusterRoles by their owning group
 	// (indexOwner), as SetupWithManager registers: a group's roles are then looked up, not
 	// matched among all.
@@ -86,10 +90,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	og := &operatorsv1.OperatorGroup{}
 	if err := r.Client.Get(ctx, req.NamespacedName, og); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.superseded.Forget(req.NamespacedName)
 			return reconcile.Result{}, r.cleanup(ctx, req.Namespace, req.Name)
 		}
 		return reconcile.Result{}, err
 	}
+	if r.superseded.Stale(req.NamespacedName, og.ResourceVersion) {
+		// The cache has not caught up with this controller's last write of the group: its
+		// status write would be refused. The event of the version written syncs it (the
+		// group watch filters no update).
+		log.FromContext(ctx).V(1).Info("operatorgroup read older than the last write; its next event syncs it", "resourceVersion", og.ResourceVersion)
+		return reconcile.Result{}, nil
+	}
+	read := og.ResourceVersion
 	writer := patcher.New(og, r.Client)
 	defer func() {
 		if og.Status.LastUpdated == nil && !statusEmpty(og.Status) {
@@ -107,6 +120,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 			log.FromContext(ctx).V(1).Info("operatorgroup changed since read; its next event syncs it", "error", err.Error())
 		case err != nil && !apierrors.IsNotFound(err):
 			retErr = kerrors.NewAggregate([]error{retErr, fmt.Errorf("patch operatorgroup %s/%s: %w", og.Namespace, og.Name, err)})
+		case err == nil:
+			r.superseded.Wrote(req.NamespacedName, read, og.ResourceVersion)
 		}
 	}()
 	steps := []step{
