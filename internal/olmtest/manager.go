@@ -42,8 +42,12 @@ type Manager struct {
 	// conflict of a write from a stale copy, a 404, a 429), by kind and status code: work
 	// the API server did for nothing.
 	Refused *RequestCounts
-	stop    context.CancelFunc
-	done    chan error
+	// Cache reads the manager's cache: what its controllers see, at no request to the API
+	// server (a benchmark watching for the end of a run through it does not load what it
+	// measures).
+	Cache client.Reader
+	stop  context.CancelFunc
+	done  chan error
 }
 
 // Stop stops the manager and waits for it (a test's Cleanup also does).
@@ -116,7 +120,7 @@ func StartManager(tb testing.TB, env *testenv.Env, opts olm.Options) *Manager {
 		tb.Fatalf("set up controllers: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &Manager{Requests: requests, ByRequest: byRequest, Refused: refused, stop: cancel, done: make(chan error, 1)}
+	m := &Manager{Requests: requests, ByRequest: byRequest, Refused: refused, Cache: mgr.GetCache(), stop: cancel, done: make(chan error, 1)}
 	go func() { m.done <- mgr.Start(ctx) }()
 	tb.Cleanup(func() { m.Stop(tb) })
 	select {
