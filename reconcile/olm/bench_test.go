@@ -150,8 +150,10 @@ func (m *roundMetrics) ReportMetric(v float64, name string) {
 
 // report reports each figure's median over the rounds, and for x-own-writes, issue 32's
 // ratio, also its least and most (x-own-writes-min, -max): the spread of a machine's noise.
+// Each round's figures go to the log.
 func (m *roundMetrics) report(b *testing.B) {
 	for _, name := range m.names {
+		b.Logf("%s by round: %v", name, m.values[name])
 		v := slices.Clone(m.values[name])
 		slices.Sort(v)
 		median := v[len(v)/2]

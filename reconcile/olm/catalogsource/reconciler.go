@@ -269,6 +269,9 @@ func (r *Reconciler) loadImage(ctx context.Context, obj *v1alpha1.CatalogSource,
 		if err == nil {
 			// The catalog is known by the reference the user wrote, not the digest pulled.
 			content.Source.Ref = obj.Spec.Image
+			// Held as OLM's registry serves it: its bundles' manifests unpacked, without the
+			// olm.bundle.object properties they came in (most of a catalog's memory else).
+			content.DropBundleObjectProperties()
 			r.Registry.Set(key, Entry{Content: content, Priority: obj.Spec.Priority, Revision: digest, LoadedAt: now})
 		}
 	} else if err == nil {

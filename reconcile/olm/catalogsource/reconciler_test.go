@@ -209,3 +209,40 @@ func TestConfigMapOwnedByItsCatalog(t *testing.T) {
 		t.Errorf("registry revision %s, want the labelled ConfigMap's %s/%s", e.Revision, got.UID, got.ResourceVersion)
 	}
 }
+
+// TestImageCatalogHeldWithoutBundleObjects: a catalog image whose bundles carry their
+// manifests as olm.bundle.object properties is held unpacked — each bundle's CSV and CRDs —
+// without those properties, as OLM's registry serves bundles without them.
+func TestImageCatalogHeldWithoutBundleObjects(t *testing.T) {
+	env := testenv.Get(t)
+	ctx := context.Background()
+	ns := olmtest.NewNamespace(t, env, "image-objects")
+	images := olmtest.ServeRegistry(t)
+	ref, _ := images.PushCatalog(t, "catalogs/objects:latest", olmtest.FBC(t, []olmtest.Bundle{
+		{Package: "widget", Version: "1.0.0", Owns: []olmtest.API{{Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets"}}},
+	}))
+	key := client.ObjectKey{Namespace: ns, Name: "objects"}
+	olmtest.Create(t, env, &v1alpha1.CatalogSource{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+		Spec:       v1alpha1.CatalogSourceSpec{SourceType: v1alpha1.SourceTypeGrpc, Image: ref},
+	})
+	reg := catalogsource.NewRegistry("", resolve.Options{})
+	r := &catalogsource.Reconciler{Client: env.Client, APIReader: env.Client, Registry: reg,
+		Options: catalogsource.Options{Image: images.ImageOptions(catalog.ImageOptions{CacheDir: t.TempDir()})}}
+	if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+	e, ok := reg.Get(key)
+	if !ok || e.Content == nil || e.Content.Package("widget") == nil {
+		t.Fatalf("registry entry %+v, want the catalog with package widget", e)
+	}
+	b := e.Content.Package("widget").Bundles[0]
+	if b.CSV == nil || len(b.Objects) != 1 || b.Objects[0].Kind != "CustomResourceDefinition" {
+		t.Fatalf("bundle %s holds CSV %v and objects %+v, want the CSV and its CRD", b.Name, b.CSV != nil, b.Objects)
+	}
+	for _, p := range b.Properties {
+		if p.Type == catalog.PropertyBundleObject {
+			t.Errorf("bundle %s still holds an %s property (%d bytes)", b.Name, p.Type, len(p.Value))
+		}
+	}
+}
