@@ -235,7 +235,11 @@ func TestDeprecatedBundleIsProhibited(t *testing.T) {
 // olm.constraint: any, all, not, a failure message, and CEL over the candidate's properties.
 func TestConstraints(t *testing.T) {
 	constraint := func(v any) catalog.Property { return prop(catalog.PropertyConstraint, v) }
-	x := provider("x", "1.0.0", "2.0.0")
+	// x.v1.0.0 carries its manifests as olm.bundle.object and olm.csv.metadata, which OLM's
+	// registry leaves out of the properties its resolver reads.
+	x := provider("x", "1.0.0", "2.0.0").with("x.v1.0.0",
+		prop(catalog.PropertyBundleObject, map[string]string{"data": "e30="}),
+		prop(catalog.PropertyCSVMetadata, map[string]string{"displayName": "X"}))
 	y := pkg("y", "stable", ch("stable", e("y.v1.0.0"))).with("y.v1.0.0", prop(catalog.PropertyLabel, map[string]string{"label": "fast"}))
 	tests := []struct {
 		name       string
@@ -253,6 +257,8 @@ func TestConstraints(t *testing.T) {
 		}}}), "x.v2.0.0", ""},
 		{"CEL over the properties", constraint(map[string]any{"cel": map[string]string{
 			"rule": `properties.exists(p, p.type == "olm.package" && p.value.packageName == "x" && semver_compare(p.value.version, "1.5.0") < 0)`}}), "x.v1.0.0", ""},
+		{"CEL sees the properties OLM's registry serves", constraint(map[string]any{"cel": map[string]string{
+			"rule": `properties.exists(p, p.type == "olm.package" && p.value.packageName == "x" && p.value.version == "1.0.0") && !properties.exists(p, p.type == "olm.bundle.object" || p.type == "olm.csv.metadata")`}}), "x.v1.0.0", ""},
 		{"a label", prop(catalog.PropertyLabelRequired, map[string]string{"label": "fast"}), "y.v1.0.0", ""},
 		{"nothing matches: the failure message explains", constraint(map[string]any{"failureMessage": "needs x 3", "package": map[string]string{"packageName": "x", "versionRange": ">=3.0.0"}}), "",
 			"constraints not satisfiable: bundle a.v1.0.0 requires an operator with package: x and with version in range: >=3.0.0 (needs x 3), subscription a exists, subscription a requires c/olm/stable/a.v1.0.0"},

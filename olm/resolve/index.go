@@ -185,7 +185,7 @@ func newCatalogEntry(ch *channelIndex, ce catalog.ChannelEntry, b *catalog.Bundl
 		channel: ch,
 		edge:    ce,
 		bundle:  b,
-		props:   b.Properties,
+		props:   servedProperties(b.Properties),
 	}
 	if bp, err := b.Props(); bp != nil {
 		_ = err // a property that cannot be read is a catalog problem (Validate); the others count

@@ -3,6 +3,7 @@ package resolve
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
@@ -127,12 +128,9 @@ func inferPackage(csv *v1alpha1.ClusterServiceVersion, subs []v1alpha1.Subscript
 // properties: every property but olm.bundle.object and olm.csv.metadata, which OLM strips
 // before projecting them onto the CSV.
 func PropertiesAnnotationValue(props []catalog.Property) (string, error) {
-	kept := make([]catalog.Property, 0, len(props))
-	for _, p := range props {
-		if p.Type == catalog.PropertyBundleObject || p.Type == catalog.PropertyCSVMetadata {
-			continue
-		}
-		kept = append(kept, p)
+	kept := servedProperties(props)
+	if kept == nil {
+		kept = []catalog.Property{}
 	}
 	data, err := json.Marshal(struct {
 		Properties []catalog.Property `json:"properties"`
@@ -141,6 +139,20 @@ func PropertiesAnnotationValue(props []catalog.Property) (string, error) {
 		return "", fmt.Errorf("encode properties annotation: %w", err)
 	}
 	return string(data), nil
+}
+
+// servedProperties are a bundle's properties as OLM's registry serves them: without
+// olm.bundle.object and olm.csv.metadata, which operator-registry's conversion to its API
+// leaves out (inlined manifests would at least double a CSV's size in the properties
+// annotation). OLM's resolver, its constraints included, reads only these.
+func servedProperties(props []catalog.Property) []catalog.Property {
+	unserved := func(p catalog.Property) bool {
+		return p.Type == catalog.PropertyBundleObject || p.Type == catalog.PropertyCSVMetadata
+	}
+	if !slices.ContainsFunc(props, unserved) {
+		return props
+	}
+	return slices.DeleteFunc(slices.Clone(props), unserved)
 }
 
 // PackageOfCSV is the package a CSV was installed from, as its properties annotation
