@@ -44,7 +44,7 @@ type Manager struct {
 	Refused *RequestCounts
 	// Cache reads the manager's cache: what its controllers see, at no request to the API
 	// server (a benchmark watching for the end of a run through it does not load what it
-	// measures).
+	// measures). Nil once the manager is stopped.
 	Cache client.Reader
 	stop  context.CancelFunc
 	done  chan error
@@ -59,6 +59,9 @@ func (m *Manager) Stop(tb testing.TB) {
 	m.stop()
 	CheckStopped(tb, "manager", <-m.done)
 	m.done = nil
+	// The test's Cleanup holds m to its end: a stopped manager's cache must not stay with it
+	// (BenchmarkSteadyState's later rounds measured the earlier rounds' caches as heap).
+	m.Cache = nil
 }
 
 // CheckStopped fails the test with err, what a manager's Start returned once stopped. Every
