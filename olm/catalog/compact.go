@@ -15,7 +15,7 @@ func (c *Catalog) DropBundleObjectProperties() {
 			if b.CSV == nil && len(b.Objects) == 0 {
 				continue // nothing was unpacked: the properties are all there is
 			}
-			b.Properties = slices.DeleteFunc(b.Properties, func(p Property) bool { return p.Type == PropertyBundleObject })
+			b.Properties = slices.DeleteFunc(b.Properties, func(prop Property) bool { return prop.Type == PropertyBundleObject })
 			if b.props != nil {
 				b.props.Objects = nil
 			}
