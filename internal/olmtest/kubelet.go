@@ -29,8 +29,9 @@ func KeepDeploymentsAvailable(ctx context.Context, c client.Client, namespaces .
 // comes and asks the API server nothing while nothing changes: a benchmark's control plane
 // serves the controllers it measures, not a poll. It polled every namespace each 100 ms
 // before: in BenchmarkSteadyState a hundred lists a pass, up to ten passes a second (the
-// rate was not counted), against the API server the controllers wait on. The informer's resync, each second, writes again what a
-// refused write left behind. A client without watches (client.WithWatch) is polled still.
+// rate was not counted), against the API server the controllers wait on. The informer's
+// resync, each second, writes again what a refused write left behind. A client without
+// watches (client.WithWatch) is polled still.
 func KeepDeployments(ctx context.Context, c client.Client, failing func(*appsv1.Deployment) bool, namespaces ...string) {
 	k := kubelet{c: c, failing: failing, want: map[string]bool{}}
 	for _, ns := range namespaces {

@@ -4,8 +4,13 @@ import (
 	"context"
 	"reflect"
 	"sync"
+	"sync/atomic"
+	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/olmsync/olmsync/internal/testenv"
 )
 
 // StaleCache is a client whose cache lags behind the API server, as a manager's cache does
@@ -74,4 +79,48 @@ func (r *APIReads) Of(obj any) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.counts[reflect.TypeOf(obj)]
+}
+
+// Calls counts what a controller asks of the API server through a client CountCalls made:
+// its writes (creates, updates and patches, of objects and of their subresources) and its
+// lists. A test holds a reconcile that should stop at once to none of either.
+type Calls struct {
+	Writes, Lists atomic.Int32
+}
+
+// CountCalls returns a client straight to env's API server that counts, in the Calls it
+// returns, the writes and lists made through it.
+func CountCalls(tb testing.TB, env *testenv.Env) (client.WithWatch, *Calls) {
+	tb.Helper()
+	direct, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	calls := &Calls{}
+	return interceptor.NewClient(direct, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+			calls.Writes.Add(1)
+			return c.Create(ctx, o, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+			calls.Writes.Add(1)
+			return c.Update(ctx, o, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+			calls.Writes.Add(1)
+			return c.Patch(ctx, o, p, opts...)
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
+			calls.Writes.Add(1)
+			return c.SubResource(sub).Update(ctx, o, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			calls.Writes.Add(1)
+			return c.SubResource(sub).Patch(ctx, o, p, opts...)
+		},
+		List: func(ctx context.Context, c client.WithWatch, l client.ObjectList, opts ...client.ListOption) error {
+			calls.Lists.Add(1)
+			return c.List(ctx, l, opts...)
+		},
+	}), calls
 }

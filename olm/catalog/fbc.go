@@ -273,12 +273,16 @@ func (r *fbcReader) readBundle(in *fbcObject, o Origin) {
 	p.Bundles = append(p.Bundles, b)
 }
 
-// unpackObjects decodes a bundle's olm.bundle.object properties into its CSV and objects.
+// unpackObjects decodes a bundle's olm.bundle.object properties into its CSV and objects,
+// and drops the parsed properties' bytes of them, which nothing reads after this: the CSV's
+// would be held twice over.
 func (r *fbcReader) unpackObjects(b *Bundle) {
 	if b.props == nil {
 		return
 	}
-	for i, data := range b.props.Objects {
+	objects := b.props.Objects
+	b.props.Objects = nil
+	for i, data := range objects {
 		m, err := newManifest(manifestJSON(data), b.Origin)
 		if err != nil {
 			r.add(SeverityError, CodeBadProperty, b.Origin, b.Package, "", b.Name, "olm.bundle.object %d: %v", i, err)

@@ -314,4 +314,9 @@ func TestBundleObjectsAsWritten(t *testing.T) {
 	if !bytes.Equal(got[2].JSON, repeated) {
 		t.Errorf("the object repeating a name is %s, want it as written", got[2].JSON)
 	}
+	if bp, err := c.Package("a").Bundle("a.v1").Props(); bp == nil {
+		t.Errorf("no parsed properties: %v", err)
+	} else if len(bp.Objects) != 0 {
+		t.Errorf("parsed properties hold %d objects: want them dropped once unpacked", len(bp.Objects))
+	}
 }

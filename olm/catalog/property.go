@@ -119,7 +119,8 @@ type BundleProperties struct {
 	RequiresLabels   []string
 	Constraints      []Constraint
 	Metadata         *CSVMetadata
-	// Objects are the decoded manifests of olm.bundle.object properties.
+	// Objects are the decoded manifests of olm.bundle.object properties. A catalog reader
+	// unpacks them into Bundle.CSV and Bundle.Objects and leaves this empty.
 	Objects [][]byte
 	// Deprecated is true when the bundle carries the legacy olm.deprecated property, which
 	// makes OLM refuse it for resolution.

@@ -2,12 +2,10 @@ package csv_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/yaml"
 
@@ -130,25 +128,7 @@ func TestSyncStopsOnACopyItsWriteReplaced(t *testing.T) {
 	key := client.ObjectKeyFromObject(obj)
 	created := getCSV(t, env, ns, obj.Name)
 
-	var writes, reads atomic.Int32
-	direct, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	counting := interceptor.NewClient(direct, interceptor.Funcs{
-		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
-			writes.Add(1)
-			return c.Patch(ctx, o, p, opts...)
-		},
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
-			writes.Add(1)
-			return c.SubResource(sub).Patch(ctx, o, p, opts...)
-		},
-		List: func(ctx context.Context, c client.WithWatch, l client.ObjectList, opts ...client.ListOption) error {
-			reads.Add(1)
-			return c.List(ctx, l, opts...)
-		},
-	})
+	counting, calls := olmtest.CountCalls(t, env)
 	lagging := &olmtest.StaleCache{Client: counting}
 	r := &csv.Reconciler{Client: lagging, APIReader: env.Client, Discovery: discovery.NewDiscoveryClientForConfigOrDie(env.Config)}
 	reconcileOnce := func() {
@@ -160,15 +140,15 @@ func TestSyncStopsOnACopyItsWriteReplaced(t *testing.T) {
 
 	reconcileOnce()
 	pending := getCSV(t, env, ns, obj.Name)
-	if pending.ResourceVersion == created.ResourceVersion || writes.Load() == 0 {
-		t.Fatalf("the first sync wrote nothing (%d writes): phase %q", writes.Load(), pending.Status.Phase)
+	if pending.ResourceVersion == created.ResourceVersion || calls.Writes.Load() == 0 {
+		t.Fatalf("the first sync wrote nothing (%d writes): phase %q", calls.Writes.Load(), pending.Status.Phase)
 	}
 
 	lagging.Stale = created // the cache: the CSV before that write
-	writes.Store(0)
-	reads.Store(0)
+	calls.Writes.Store(0)
+	calls.Lists.Store(0)
 	reconcileOnce()
-	if n, m := writes.Load(), reads.Load(); n != 0 || m != 0 {
+	if n, m := calls.Writes.Load(), calls.Lists.Load(); n != 0 || m != 0 {
 		t.Errorf("a reconcile of the copy the last write replaced made %d writes and %d cache lists, want none: it stops", n, m)
 	}
 	if got := getCSV(t, env, ns, obj.Name); got.ResourceVersion != pending.ResourceVersion {
@@ -177,7 +157,7 @@ func TestSyncStopsOnACopyItsWriteReplaced(t *testing.T) {
 
 	lagging.Stale = nil // the cache caught up
 	reconcileOnce()
-	if n := reads.Load(); n == 0 {
+	if n := calls.Lists.Load(); n == 0 {
 		t.Error("once the cache holds the write, the CSV is not synced")
 	}
 }

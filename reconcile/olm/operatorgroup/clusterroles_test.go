@@ -33,10 +33,7 @@ func TestSameNamedGroupsEachGetTheirClusterRoles(t *testing.T) {
 	for _, prefix := range []string{"same-name-a", "same-name-b"} {
 		ns := olmtest.NewNamespace(t, env, prefix)
 		keys = append(keys, client.ObjectKey{Namespace: ns, Name: "og"})
-		olmtest.Create(t, env, &operatorsv1.OperatorGroup{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "og"},
-			Spec:       operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{ns}},
-		})
+		olmtest.OwnGroup(t, env, ns)
 	}
 	// What an earlier olmsync left for the first group: a role of the seed's name.
 	seedRole := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{

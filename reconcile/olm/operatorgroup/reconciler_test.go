@@ -2,14 +2,12 @@ package operatorgroup_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
@@ -29,10 +27,7 @@ func TestSecondGroupGoneAfterAStaleRead(t *testing.T) {
 	ctx := context.Background()
 	ns := olmtest.NewNamespace(t, env, "stale-read")
 	key := client.ObjectKey{Namespace: ns, Name: "og"}
-	olmtest.Create(t, env, &operatorsv1.OperatorGroup{
-		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
-		Spec:       operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{ns}},
-	})
+	olmtest.OwnGroup(t, env, ns)
 	second := &operatorsv1.OperatorGroup{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "second"},
 		Spec:       operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{ns}},
@@ -196,56 +191,26 @@ func TestSyncStopsOnACopyItsWriteReplaced(t *testing.T) {
 	ctx := context.Background()
 	ns := olmtest.NewNamespace(t, env, "superseded")
 	key := client.ObjectKey{Namespace: ns, Name: "og"}
-	olmtest.Create(t, env, &operatorsv1.OperatorGroup{
-		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
-		Spec:       operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{ns}},
-	})
+	olmtest.OwnGroup(t, env, ns)
 	created := &operatorsv1.OperatorGroup{}
 	if err := env.Client.Get(ctx, key, created); err != nil {
 		t.Fatal(err)
 	}
 
-	var writes, lists atomic.Int32
-	direct, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func() { writes.Add(1) }
-	counting := interceptor.NewClient(direct, interceptor.Funcs{
-		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
-			write()
-			return c.Create(ctx, o, opts...)
-		},
-		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
-			write()
-			return c.Update(ctx, o, opts...)
-		},
-		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
-			write()
-			return c.Patch(ctx, o, p, opts...)
-		},
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
-			write()
-			return c.SubResource(sub).Patch(ctx, o, p, opts...)
-		},
-		List: func(ctx context.Context, c client.WithWatch, l client.ObjectList, opts ...client.ListOption) error {
-			lists.Add(1)
-			return c.List(ctx, l, opts...)
-		},
-	})
+	counting, calls := olmtest.CountCalls(t, env)
 	lagging := &olmtest.StaleCache{Client: counting}
 	r := &operatorgroup.Reconciler{Client: lagging, APIReader: env.Client}
 
 	synced := syncAndGet(t, env, r, key)
-	if synced.ResourceVersion == created.ResourceVersion || writes.Load() == 0 {
-		t.Fatalf("the first sync wrote nothing (%d writes): status %+v", writes.Load(), synced.Status)
+	if synced.ResourceVersion == created.ResourceVersion || calls.Writes.Load() == 0 {
+		t.Fatalf("the first sync wrote nothing (%d writes): status %+v", calls.Writes.Load(), synced.Status)
 	}
 
 	lagging.Stale = created // the cache: the group before that write
-	writes.Store(0)
-	lists.Store(0)
+	calls.Writes.Store(0)
+	calls.Lists.Store(0)
 	got := syncAndGet(t, env, r, key)
-	if n, m := writes.Load(), lists.Load(); n != 0 || m != 0 {
+	if n, m := calls.Writes.Load(), calls.Lists.Load(); n != 0 || m != 0 {
 		t.Errorf("a reconcile of the copy the last write replaced made %d writes and %d lists, want none: it stops", n, m)
 	}
 	if got.ResourceVersion != synced.ResourceVersion {
@@ -254,7 +219,7 @@ func TestSyncStopsOnACopyItsWriteReplaced(t *testing.T) {
 
 	lagging.Stale = nil // the cache caught up
 	syncAndGet(t, env, r, key)
-	if lists.Load() == 0 {
+	if calls.Lists.Load() == 0 {
 		t.Error("once the cache holds the write, the group is not synced")
 	}
 }
