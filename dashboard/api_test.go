@@ -11,14 +11,18 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
 	operatorsv1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/dashboard"
 	"github.com/olmsync/olmsync/internal/olmtest"
+	"github.com/olmsync/olmsync/olm/groups"
 	"github.com/olmsync/olmsync/reconcile/diff"
 	"github.com/olmsync/olmsync/reconcile/tree"
 )
@@ -406,7 +410,9 @@ func TestAPIActions(t *testing.T) {
 }
 
 // TestStream: a change of a Sync reaches an open stream as a "change" event naming it,
-// fed by the cache's informers.
+// fed by the cache's informers; so does a change of the workloads the graph draws below a
+// CSV — its Deployment, and the ReplicaSets and Pods of the namespace it runs in — told as
+// a change of that CSV, which names no workload to a caller who may not list them.
 func TestStream(t *testing.T) {
 	sc := newScenario(t, false)
 	req, err := http.NewRequest(http.MethodGet, sc.url+"/api/v1/stream", nil)
@@ -424,6 +430,33 @@ func TestStream(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
+	changes := make(chan string, 1024)
+	go func() {
+		defer close(changes)
+		lines := bufio.NewScanner(resp.Body)
+		event := ""
+		for lines.Scan() {
+			line := lines.Text()
+			if e, ok := strings.CutPrefix(line, "event: "); ok {
+				event = e
+			}
+			if data, ok := strings.CutPrefix(line, "data: "); ok && event == "change" {
+				changes <- data
+			}
+		}
+	}()
+	await := func(what, want string) {
+		t.Helper()
+		for data := range changes {
+			if data == want {
+				return
+			}
+		}
+		t.Fatalf("the stream ended without %s (%s)", want, what)
+	}
+	c := sc.env.Client
+	bg := context.Background()
+
 	// A change the test makes: the Sync's annotation.
 	s := sc.getSync(t)
 	patch := client.MergeFrom(s.DeepCopy())
@@ -431,22 +464,39 @@ func TestStream(t *testing.T) {
 		s.Annotations = map[string]string{}
 	}
 	s.Annotations["test"] = "changed"
-	if err := sc.env.Client.Patch(context.Background(), s, patch); err != nil {
+	if err := c.Patch(bg, s, patch); err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf(`{"kind":"Sync","namespace":%q,"name":%q}`, sc.sync.Namespace, sc.sync.Name)
-	lines := bufio.NewScanner(resp.Body)
-	event := ""
-	for lines.Scan() {
-		line := lines.Text()
-		if e, ok := strings.CutPrefix(line, "event: "); ok {
-			event = e
-		}
-		if data, ok := strings.CutPrefix(line, "data: "); ok && event == "change" && data == want {
-			return
-		}
+	await("the Sync's annotation", fmt.Sprintf(`{"kind":"Sync","namespace":%q,"name":%q}`, sc.sync.Namespace, sc.sync.Name))
+
+	// The Deployment OLM makes for a CSV (its labels), in a namespace of its own: told as
+	// its CSV.
+	ns := sc.ns + "-w"
+	olmtest.EnsureNamespace(t, sc.env, ns)
+	csv := fmt.Sprintf(`{"kind":"ClusterServiceVersion","namespace":%q,"name":"stream.v1.0.0"}`, ns)
+	labels := map[string]string{"app": "stream"}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stream-operator",
+		Labels: map[string]string{groups.OwnerLabel: "stream.v1.0.0", groups.OwnerKindLabel: operatorsv1alpha1.ClusterServiceVersionKind, groups.OwnerNamespaceLabel: ns}},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "operator", Image: "example.com/operator:1"}}}}}}
+	if err := c.Create(bg, dep); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("the stream ended without %s: %v", want, lines.Err())
+	await("the CSV's Deployment made", csv)
+
+	// A Pod of that namespace going Running: the CSV again.
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stream-operator-7d9f8-x2x4q", Labels: labels},
+		Spec: dep.Spec.Template.Spec}
+	if err := c.Create(bg, pod); err != nil {
+		t.Fatal(err)
+	}
+	await("the Pod made", csv)
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning}
+	if err := c.Status().Update(bg, pod); err != nil {
+		t.Fatal(err)
+	}
+	await("the Pod Running", csv)
 }
 
 func (sc *scenario) getSync(t *testing.T) *olmsyncv1alpha1.Sync {

@@ -218,7 +218,7 @@ func playOLM(b *testing.B, env *testenv.Env, ns, pkg string) {
 	if err := env.Client.Create(ctx, dep); err != nil {
 		b.Fatal(err)
 	}
-	if err := runDeployment(ctx, env.Client, dep); err != nil {
+	if err := runDeployment(ctx, env.Client, dep, false); err != nil {
 		b.Fatal(err)
 	}
 	patch := fmt.Sprintf(`{"status":{"state":"AtLatestKnown","installedCSV":%[1]q,"currentCSV":%[1]q,"installPlanRef":{"name":"install-%[2]s","namespace":%[3]q},"lastUpdated":"2026-01-01T00:00:00Z"}}`,

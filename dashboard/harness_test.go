@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	olmsyncv1alpha1 "github.com/olmsync/olmsync/api/olmsync/v1alpha1"
+	operatorsv1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/dashboard"
 	"github.com/olmsync/olmsync/internal/gittest"
 	"github.com/olmsync/olmsync/internal/olmtest"
@@ -199,7 +200,9 @@ func newScenarioWith(t *testing.T, anonymousRead bool, interval time.Duration) *
 
 // keepReplicaSets plays the ReplicaSet controller and the kubelet envtest lacks until
 // ctx ends: each Deployment in ns gets a ReplicaSet it controls, of one replica, ready,
-// and that ReplicaSet a Pod it controls, Running and Ready.
+// and that ReplicaSet a Pod it controls, Pending until the CSV that owns the Deployment
+// (olm.owner) has been Succeeded for podDelay, then Running and Ready: the graph has to
+// follow a Pod that changes after OLM's objects have settled, as when a Pod restarts.
 func keepReplicaSets(ctx context.Context, c client.Client, ns string) {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
@@ -208,7 +211,12 @@ func keepReplicaSets(ctx context.Context, c client.Client, ns string) {
 		var list appsv1.DeploymentList
 		if err := c.List(ctx, &list, client.InNamespace(ns)); err == nil {
 			for i := range list.Items {
-				if d := &list.Items[i]; !done[d.UID] && runDeployment(ctx, c, d) == nil {
+				d := &list.Items[i]
+				if done[d.UID] {
+					continue
+				}
+				pending := !csvSucceededFor(ctx, c, d, podDelay)
+				if runDeployment(ctx, c, d, pending) == nil && !pending {
 					done[d.UID] = true
 				}
 			}
@@ -221,8 +229,26 @@ func keepReplicaSets(ctx context.Context, c client.Client, ns string) {
 	}
 }
 
-// runDeployment makes a Deployment's ReplicaSet and Pod, as keepReplicaSets says.
-func runDeployment(ctx context.Context, c client.Client, d *appsv1.Deployment) error {
+// podDelay is how long keepReplicaSets keeps a Pod Pending after its CSV succeeded: past
+// the writes that follow (the Subscription's state, the Sync's health).
+const podDelay = 3 * time.Second
+
+// csvSucceededFor says whether the CSV a Deployment's olm.owner label names (in its
+// namespace) has been Succeeded for at least d; true for a Deployment no CSV owns.
+func csvSucceededFor(ctx context.Context, c client.Client, dep *appsv1.Deployment, d time.Duration) bool {
+	name := dep.Labels["olm.owner"]
+	if name == "" {
+		return true
+	}
+	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: dep.Namespace, Name: name}, csv)
+	return err == nil && csv.Status.Phase == operatorsv1alpha1.CSVPhaseSucceeded &&
+		csv.Status.LastTransitionTime != nil && time.Since(csv.Status.LastTransitionTime.Time) >= d
+}
+
+// runDeployment makes a Deployment's ReplicaSet, ready, and its Pod, Running unless
+// pending, as keepReplicaSets says.
+func runDeployment(ctx context.Context, c client.Client, d *appsv1.Deployment, pending bool) error {
 	ownedBy := func(o client.Object, kind string) []metav1.OwnerReference {
 		return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: o.GetName(), UID: o.GetUID(), Controller: ptr(true), BlockOwnerDeletion: ptr(true)}}
 	}
@@ -244,6 +270,9 @@ func runDeployment(ctx context.Context, c client.Client, d *appsv1.Deployment) e
 		Spec: rs.Spec.Template.Spec}
 	if err := c.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
+	}
+	if pending {
+		return nil
 	}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
 		return err

@@ -167,7 +167,7 @@ func (s *Server) NeedLeaderElection() bool { return false }
 // Start feeds the stream from the cache's informers and serves on Addr until ctx ends.
 func (s *Server) Start(ctx context.Context) error {
 	if s.opts.Informers != nil {
-		if err := s.hub.watch(ctx, s.opts.Informers); err != nil {
+		if err := s.hub.watch(ctx, s.opts.Informers, s.opts.Reader, s.opts.Log); err != nil {
 			return fmt.Errorf("dashboard: %w", err)
 		}
 	}
