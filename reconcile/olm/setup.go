@@ -13,10 +13,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 
 	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
@@ -33,6 +35,16 @@ import (
 	"github.com/olmsync/olmsync/reconcile/olm/subscription"
 	"github.com/olmsync/olmsync/reconcile/olm/written"
 )
+
+// CRDs travel as protobuf, as the built-in kinds already do (controller-runtime picks
+// protobuf for the kinds of its protobuf scheme, client-go's): apiextensions.k8s.io is
+// built into every API server, which serves it as protobuf, and a CRD is the largest
+// object the controllers read and write — its whole schema in each watch event, each
+// InstallPlan's update of it and the answer. Custom resources stay JSON, the only
+// encoding the API server has for them.
+func init() {
+	utilruntime.Must(apiutil.AddToProtobufScheme(apiextensionsv1.AddToScheme))
+}
 
 // DefaultMaxConcurrentReconciles is how many objects each controller reconciles at once
 // unless Options say otherwise (olmsync run --olm-concurrent). OLM's operators run two
