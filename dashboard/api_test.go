@@ -1,7 +1,6 @@
 package dashboard_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -430,24 +429,10 @@ func TestStream(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	changes := make(chan string, 1024)
-	go func() {
-		defer close(changes)
-		lines := bufio.NewScanner(resp.Body)
-		event := ""
-		for lines.Scan() {
-			line := lines.Text()
-			if e, ok := strings.CutPrefix(line, "event: "); ok {
-				event = e
-			}
-			if data, ok := strings.CutPrefix(line, "data: "); ok && event == "change" {
-				changes <- data
-			}
-		}
-	}()
+	events := changes(resp.Body)
 	await := func(what, want string) {
 		t.Helper()
-		for data := range changes {
+		for data := range events {
 			if data == want {
 				return
 			}

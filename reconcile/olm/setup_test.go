@@ -12,7 +12,6 @@ import (
 	"github.com/olmsync/olmsync/reconcile/olm"
 )
 
-
 // TestTransformCRD: the cached CRD keeps what the CSV controller's requirement checks read
 // (versions served, conditions, the installed-alongside annotations, the UID) and loses the
 // schemas, printer columns, kubectl's last-applied annotation and managedFields.
