@@ -14,8 +14,12 @@
 // cache shows (its label selectors match them), of kinds whose informers Objects watches,
 // are remembered; a missing object is taken as written only while its kind's informer has
 // taken in no event as new as the write (resourceVersions compare as numbers: KEP-5504), so
-// that a deletion the cache shows is never hidden. The informers' events drop what the
-// cache shows, and what is older than a TTL goes.
+// that a deletion the cache shows is never hidden. An informer's reflector takes an event in
+// a moment before its cache does (its LastSyncResourceVersion counts what it received): a
+// read that finds the object missing in that moment waits, up to HandledWait, for the
+// informer's handlers — which it calls after its cache took an event in — to pass the
+// write, and reads the cache again, which then shows the object or its deletion. The
+// informers' events drop what the cache shows, and what is older than a TTL goes.
 //
 // Versions is the same idea for one question, asked of InstallPlans: is the cached copy the
 // version this process wrote last? The InstallPlan controller executes a plan only from a

@@ -44,7 +44,21 @@ type Objects struct {
 	writes  int // since the last sweep
 	// creating are the creates under way, each closed when its create ended.
 	creating map[key]chan struct{}
+	// handled is, by watched kind, the newest resourceVersion its event handler has taken
+	// in: the informer's cache, which it updates before it calls its handlers, shows
+	// everything up to it. The informer's LastSyncResourceVersion runs ahead of its cache: it
+	// counts what its reflector received, which the cache takes in a moment later.
+	handled map[schema.GroupKind]string
+	// progress is closed, and cleared, when a handler takes an event in; a Get waiting for
+	// the cache makes it.
+	progress chan struct{}
+	// handledWait bounds how long a Get waits for the cache (HandledWait; a test shortens it).
+	handledWait time.Duration
 }
+
+// HandledWait is how long Get waits at most for an informer's cache to take in an event its
+// reflector has received: in practice milliseconds, the time it takes the informer to pop it.
+const HandledWait = time.Second
 
 // synced is what an informer (client-go's SharedIndexInformer) tells of how far its cache
 // is: the resourceVersion of the last event, or list, it has taken in.
@@ -71,7 +85,8 @@ type entry struct {
 // what it shows; a kind it does not name is shown whole.
 func New(scheme *runtime.Scheme, byObject map[client.Object]cache.ByObject) *Objects {
 	o := &Objects{scheme: scheme, now: time.Now, objects: map[key]*entry{}, creating: map[key]chan struct{}{},
-		sight: map[schema.GroupKind]labels.Selector{}, watched: map[schema.GroupKind]synced{}}
+		sight: map[schema.GroupKind]labels.Selector{}, watched: map[schema.GroupKind]synced{},
+		handled: map[schema.GroupKind]string{}, handledWait: HandledWait}
 	for obj, by := range byObject {
 		gvk, err := apiutil.GVKForObject(obj, scheme)
 		if err != nil {
@@ -189,7 +204,9 @@ func (o *Objects) sweep() {
 // object missing while its informer has taken in no event as new as the write, or shows a
 // version this process's writes replaced, or one older than the last write. When the cache
 // shows a newer version, someone else's, that is what Get returns, and what was remembered
-// is dropped.
+// is dropped. When the cache shows the object missing and its informer has received the
+// write's event but its cache may not have taken it in yet, Get waits for the cache
+// (awaitCache) and reads it again: the object, or its deletion since.
 // obj must be a typed object of the kind's Go type (else the cache's answer is returned as
 // it is).
 func (o *Objects) Get(ctx context.Context, c client.Reader, key client.ObjectKey, obj client.Object) error {
@@ -202,6 +219,9 @@ func (o *Objects) Get(ctx context.Context, c client.Reader, key client.ObjectKey
 		return err
 	}
 	k := keyOf(gvk.GroupKind(), key.Namespace, key.Name)
+	if apierrors.IsNotFound(err) && o.awaitCache(ctx, k) {
+		err = c.Get(ctx, key, obj)
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	e := o.objects[k]
@@ -238,6 +258,50 @@ func (o *Objects) Get(ctx context.Context, c client.Reader, key client.ObjectKey
 	}
 	dst.Elem().Set(reflect.ValueOf(e.obj.DeepCopyObject()).Elem())
 	return nil
+}
+
+// awaitCache waits, up to handledWait, until the cache of k's kind has taken in every event
+// up to this process's last write of k, when its informer has received that write's event
+// (so that Get no longer answers with what was written) but its handlers have not passed it
+// yet (so that the cache may not show it): it reports whether the cache got there, and
+// should be read again. It does not wait when nothing of k is remembered, or the informer
+// has not received the write's event (Get answers with what was written).
+func (o *Objects) awaitCache(ctx context.Context, k key) bool {
+	var timeout <-chan time.Time
+	for {
+		o.mu.Lock()
+		e := o.objects[k]
+		if e == nil {
+			// Dropped while waiting: a handler told the version written, or the deletion.
+			o.mu.Unlock()
+			return timeout != nil
+		}
+		if o.now().Sub(e.at) > TTL || o.behind(k.kind, e.obj.GetResourceVersion()) {
+			o.mu.Unlock()
+			return false
+		}
+		if h := o.handled[k.kind]; h != "" && !older(h, e.obj.GetResourceVersion()) {
+			o.mu.Unlock()
+			return true
+		}
+		if o.progress == nil {
+			o.progress = make(chan struct{})
+		}
+		progress := o.progress
+		o.mu.Unlock()
+		if timeout == nil {
+			t := time.NewTimer(o.handledWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-progress:
+		case <-timeout:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // behind reports whether the informer of kind has taken in no event as new as version rv:
@@ -326,6 +390,13 @@ func (o *Objects) seen(obj any, deleted bool) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if rv := cobj.GetResourceVersion(); older(o.handled[k.kind], rv) || o.handled[k.kind] == "" {
+		o.handled[k.kind] = rv
+	}
+	if o.progress != nil {
+		close(o.progress)
+		o.progress = nil
+	}
 	if e := o.objects[k]; e != nil && (deleted || e.obj.GetResourceVersion() == cobj.GetResourceVersion()) {
 		delete(o.objects, k)
 	}

@@ -151,10 +151,36 @@ func TestObjects(t *testing.T) {
 		do:     func(t *testing.T, h *harness) { h.create(t, sa("", "mine"), "5") },
 		wantRV: "5", wantSecret: "mine", remembered: 1,
 	}, {
-		name: "created, the informer past the write: missing (deleted since)",
+		name: "created, the informer past the write, its cache taking it in a moment later: the cache's copy",
 		do: func(t *testing.T, h *harness) {
 			h.create(t, sa("", "mine"), "5")
-			h.inf.took("7") // the create's event and the deletion's taken in
+			h.inf.took("5") // the reflector received the create's event; the cache has not popped it yet
+			go func() {
+				time.Sleep(20 * time.Millisecond)
+				h.cache.show(sa("5", "cached"))
+				h.inf.handlers[0].OnAdd(sa("5", "cached"), false)
+			}()
+		},
+		wantRV: "5", wantSecret: "cached",
+	}, {
+		name: "created, the informer past the write, its cache past it showing none: missing (deleted since)",
+		do: func(t *testing.T, h *harness) {
+			h.create(t, sa("", "mine"), "5")
+			h.inf.took("7") // the create's event and the deletion's received
+			go func() {
+				time.Sleep(20 * time.Millisecond)
+				other := sa("7", "other")
+				other.Name = "b"
+				h.inf.handlers[0].OnAdd(other, false) // the handlers past the write; the deletion not told yet
+			}()
+		},
+		notFound: true,
+	}, {
+		name: "created, the informer past the write, its cache not passing it in time: missing",
+		do: func(t *testing.T, h *harness) {
+			h.o.handledWait = 10 * time.Millisecond
+			h.create(t, sa("", "mine"), "5")
+			h.inf.took("7")
 		},
 		notFound: true,
 	}, {
