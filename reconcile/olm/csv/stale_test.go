@@ -9,9 +9,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/yaml"
 
+	operatorsv1 "github.com/olmsync/olmsync/api/operators/v1"
 	v1alpha1 "github.com/olmsync/olmsync/api/operators/v1alpha1"
 	"github.com/olmsync/olmsync/internal/olmtest"
 	"github.com/olmsync/olmsync/internal/testenv"
+	"github.com/olmsync/olmsync/olm/groups"
 	"github.com/olmsync/olmsync/reconcile/olm/csv"
 )
 
@@ -159,5 +161,68 @@ func TestSyncStopsOnACopyItsWriteReplaced(t *testing.T) {
 	reconcileOnce()
 	if n := calls.Lists.Load(); n == 0 {
 		t.Error("once the cache holds the write, the CSV is not synced")
+	}
+}
+
+// TestProvidedAPIsFromAStaleGroup: a CSV adds its APIs to its group's olm.providedAPIs from
+// the group its cache listed. When that copy is stale — another member of the group wrote it
+// since — the write is refused, and the sync stops without an error (the newer group's
+// event queues the namespace's CSVs) rather than fail, be logged and back off. Nothing is
+// written over the newer group; the next sync, from it, adds the CSV's APIs beside the
+// other member's.
+func TestProvidedAPIsFromAStaleGroup(t *testing.T) {
+	env := testenv.Get(t)
+	ctx := context.Background()
+	dir := bundleDir(t, "prometheus", "0.27.0")
+	installCRDs(t, env, dir)
+	ns := newNamespace(t, env, "stale-group")
+	olmtest.OwnGroupTargeted(t, env, ns)
+	obj := loadCSV(t, dir, ns)
+	create(t, env, obj)
+	apis, err := groups.ProvidedAPIs(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The cache: every group as it is now, before another member adds its API.
+	var stale operatorsv1.OperatorGroupList
+	if err := env.Client.List(ctx, &stale); err != nil {
+		t.Fatal(err)
+	}
+	og := &operatorsv1.OperatorGroup{}
+	groupKey := client.ObjectKey{Namespace: ns, Name: "og"}
+	if err := env.Client.Get(ctx, groupKey, og); err != nil {
+		t.Fatal(err)
+	}
+	const other = "Other.v1.example.com"
+	og.Annotations = map[string]string{operatorsv1.OperatorGroupProvidedAPIsAnnotationKey: other}
+	if err := env.Client.Update(ctx, og); err != nil {
+		t.Fatal(err)
+	}
+	groupAPIs := func() groups.APISet {
+		t.Helper()
+		got := &operatorsv1.OperatorGroup{}
+		if err := env.Client.Get(ctx, groupKey, got); err != nil {
+			t.Fatal(err)
+		}
+		return groups.ParseAPISet(got.Annotations[operatorsv1.OperatorGroupProvidedAPIsAnnotationKey])
+	}
+
+	r := &csv.Reconciler{Client: &olmtest.StaleCache{Client: env.Client, StaleLists: []client.ObjectList{&stale}},
+		APIReader: env.Client, Discovery: discovery.NewDiscoveryClientForConfigOrDie(env.Config)}
+	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)}
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatalf("the sync from the stale group: %v, want it to stop without an error", err)
+	}
+	if got := groupAPIs().String(); got != other {
+		t.Fatalf("olm.providedAPIs = %q after the sync from the stale group, want the other member's %q alone", got, other)
+	}
+
+	r.Client = env.Client // the cache caught up
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+	if got, want := groupAPIs(), apis.Union(groups.ParseAPISet(other)); got.String() != want.String() {
+		t.Errorf("olm.providedAPIs = %q, want %q", got.String(), want.String())
 	}
 }

@@ -67,7 +67,9 @@ func (r *Reconciler) checkGroups(ctx context.Context, obj *v1alpha1.ClusterServi
 		maps.Copy(obj.Annotations, ev.Membership.Annotations)
 	}
 	if ev.GroupAnnotationChanged {
-		return r.writeProvidedAPIs(ctx, ev.Membership.Group, ev.GroupProvidedAPIs)
+		stale, err := r.writeProvidedAPIs(ctx, ev.Membership.Group, ev.GroupProvidedAPIs)
+		s.stop = stale
+		return err
 	}
 	return nil
 }
@@ -96,21 +98,27 @@ func (r *Reconciler) groupPending(ctx context.Context, obj *v1alpha1.ClusterServ
 	return pending, nil
 }
 
-// writeProvidedAPIs sets a group's olm.providedAPIs, failing on a concurrent change of the
-// group (the sync is retried with what the other writer left).
-func (r *Reconciler) writeProvidedAPIs(ctx context.Context, og *operatorsv1.OperatorGroup, value string) error {
+// writeProvidedAPIs sets a group's olm.providedAPIs under the resourceVersion it was read at.
+// A concurrent change of the group (another member adding its APIs, or a cache behind it)
+// refuses the write: stale says so, and the sync stops there — the newer group's event
+// queues the namespace's CSVs (groupEvents), which sync again from what the other writer left.
+func (r *Reconciler) writeProvidedAPIs(ctx context.Context, og *operatorsv1.OperatorGroup, value string) (stale bool, err error) {
 	current := og.DeepCopy()
 	updated := current.DeepCopy()
 	if updated.Annotations == nil {
 		updated.Annotations = map[string]string{}
 	}
 	updated.Annotations[operatorsv1.OperatorGroupProvidedAPIsAnnotationKey] = value
-	err := r.Client.Patch(ctx, updated, client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{}))
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("update %s of operatorgroup %s/%s: %w", operatorsv1.OperatorGroupProvidedAPIsAnnotationKey, og.Namespace, og.Name, err)
+	err = r.Client.Patch(ctx, updated, client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{}))
+	switch {
+	case apierrors.IsConflict(err):
+		log.FromContext(ctx).V(1).Info("operatorgroup changed since read; its newer version syncs this csv again", "operatorgroup", og.Namespace+"/"+og.Name)
+		return true, nil
+	case err != nil && !apierrors.IsNotFound(err):
+		return false, fmt.Errorf("update %s of operatorgroup %s/%s: %w", operatorsv1.OperatorGroupProvidedAPIsAnnotationKey, og.Namespace, og.Name, err)
 	}
 	log.FromContext(ctx).V(1).Info("updated operatorgroup provided apis", "operatorgroup", og.Namespace+"/"+og.Name, "providedAPIs", value)
-	return nil
+	return false, nil
 }
 
 // readCSVs reads the CSVs of the namespace once for the steps that follow, and where this CSV
