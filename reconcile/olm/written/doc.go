@@ -18,7 +18,8 @@
 // a moment before its cache does (its LastSyncResourceVersion counts what it received): a
 // read that finds the object missing in that moment waits, up to HandledWait, for the
 // informer's handlers — which it calls after its cache took an event in — to pass the
-// write, and reads the cache again, which then shows the object or its deletion. The
+// write, and reads the cache again, which then shows the object or its deletion; so does a
+// read during which a handler dropped what was remembered of the object. The
 // informers' events drop what the cache shows, and what is older than a TTL goes.
 //
 // Versions is the same idea for one question, asked of InstallPlans: is the cached copy the

@@ -206,20 +206,22 @@ func (o *Objects) sweep() {
 // shows a newer version, someone else's, that is what Get returns, and what was remembered
 // is dropped. When the cache shows the object missing and its informer has received the
 // write's event but its cache may not have taken it in yet, Get waits for the cache
-// (awaitCache) and reads it again: the object, or its deletion since.
+// (awaitCache) and reads it again: the object, or its deletion since. So it does when what
+// was remembered is dropped while the cache is read: a handler has told the write.
 // obj must be a typed object of the kind's Go type (else the cache's answer is returned as
 // it is).
 func (o *Objects) Get(ctx context.Context, c client.Reader, key client.ObjectKey, obj client.Object) error {
-	err := c.Get(ctx, key, obj)
 	if o == nil {
-		return err
+		return c.Get(ctx, key, obj)
 	}
 	gvk, gerr := apiutil.GVKForObject(obj, o.scheme)
 	if gerr != nil {
-		return err
+		return c.Get(ctx, key, obj)
 	}
 	k := keyOf(gvk.GroupKind(), key.Namespace, key.Name)
-	if apierrors.IsNotFound(err) && o.awaitCache(ctx, k) {
+	remembered := o.remembers(k)
+	err := c.Get(ctx, key, obj)
+	if apierrors.IsNotFound(err) && o.awaitCache(ctx, k, remembered) {
 		err = c.Get(ctx, key, obj)
 	}
 	o.mu.Lock()
@@ -265,16 +267,19 @@ func (o *Objects) Get(ctx context.Context, c client.Reader, key client.ObjectKey
 // (so that Get no longer answers with what was written) but its handlers have not passed it
 // yet (so that the cache may not show it): it reports whether the cache got there, and
 // should be read again. It does not wait when nothing of k is remembered, or the informer
-// has not received the write's event (Get answers with what was written).
-func (o *Objects) awaitCache(ctx context.Context, k key) bool {
+// has not received the write's event (Get answers with what was written). remembered is
+// whether k was remembered before the cache was read: dropped since, by a handler telling
+// the version written or the deletion, the cache has taken it in and is read again.
+func (o *Objects) awaitCache(ctx context.Context, k key, remembered bool) bool {
 	var timeout <-chan time.Time
 	for {
 		o.mu.Lock()
 		e := o.objects[k]
 		if e == nil {
-			// Dropped while waiting: a handler told the version written, or the deletion.
+			// Dropped since the cache was read, or while waiting: a handler told the version
+			// written, or the deletion.
 			o.mu.Unlock()
-			return timeout != nil
+			return remembered || timeout != nil
 		}
 		if o.now().Sub(e.at) > TTL || o.behind(k.kind, e.obj.GetResourceVersion()) {
 			o.mu.Unlock()
@@ -302,6 +307,13 @@ func (o *Objects) awaitCache(ctx context.Context, k key) bool {
 			return false
 		}
 	}
+}
+
+// remembers reports whether an object of key k is remembered.
+func (o *Objects) remembers(k key) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.objects[k] != nil
 }
 
 // behind reports whether the informer of kind has taken in no event as new as version rv:

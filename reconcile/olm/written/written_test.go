@@ -360,6 +360,48 @@ func TestObjects(t *testing.T) {
 	}
 }
 
+// racingReader is the cache with the informer one step ahead of a read: the first read that
+// finds the object missing runs meanwhile (before it answers) the cache taking in the
+// create and the informer's handler telling it — the moment between Get's read of the
+// cache and its look at what is remembered.
+type racingReader struct {
+	*fakeCache
+	meanwhile func()
+	once      sync.Once
+}
+
+func (r *racingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	err := r.fakeCache.Get(ctx, key, obj, opts...)
+	if apierrors.IsNotFound(err) {
+		r.once.Do(r.meanwhile)
+	}
+	return err
+}
+
+// TestDroppedDuringTheRead: an object this process created, that the cache takes in while
+// Get reads it — found missing, then dropped from what is remembered by the informer's
+// handler before Get looks — is read again from the cache, not answered missing (which sent
+// a controller to create it again, refused as AlreadyExists).
+func TestDroppedDuringTheRead(t *testing.T) {
+	h := newHarness(t)
+	h.create(t, sa("", "mine"), "5")
+	r := &racingReader{fakeCache: h.cache, meanwhile: func() {
+		h.inf.took("5")
+		h.cache.show(sa("5", "cached"))
+		h.inf.handlers[0].OnAdd(sa("5", "cached"), false)
+	}}
+	got := &corev1.ServiceAccount{}
+	if err := h.o.Get(context.Background(), r, client.ObjectKey{Namespace: ns, Name: "a"}, got); err != nil {
+		t.Fatalf("Get: %v, want the cache's copy", err)
+	}
+	if got.ResourceVersion != "5" || len(got.Secrets) != 1 || got.Secrets[0].Name != "cached" {
+		t.Errorf("read version %q, secrets %v; want the cache's copy at 5", got.ResourceVersion, got.Secrets)
+	}
+	if n := h.o.Len(); n != 0 {
+		t.Errorf("remembered %d, want 0", n)
+	}
+}
+
 // TestReadIsACopy: what Get returns is the caller's to change.
 func TestReadIsACopy(t *testing.T) {
 	h := newHarness(t)
