@@ -42,10 +42,17 @@ function rowsOf(items) {
   return rows;
 }
 
+// drawn is what the list on the page was drawn from. A change the stream tells that leaves
+// the list's answer as it was (a Pod of an operator restarting, say) draws nothing again:
+// the page keeps its elements, scroll and focus.
+let drawn = null;
+
 export async function renderList(main, query) {
   const q = new URLSearchParams();
   for (const f of filters) if (query.get(f)) q.set(f, query.get(f));
   const list = await api("/api/v1/syncs?" + q.toString());
+  const key = query.toString() + "\n" + JSON.stringify(list);
+  if (drawn && drawn.key === key && main.contains(drawn.page)) return;
   const rows = rowsOf(list.items);
   const view = query.get("view") === "table" ? "table" : "tiles";
   const search = el("input", { type: "search", id: "filter-search", placeholder: "Search names, URLs, revisions, commits", value: query.get("search") || "" });
@@ -66,6 +73,7 @@ export async function renderList(main, query) {
     rows.length === 0 ? el("p", { class: "muted" }, "No Sync matches.") : view === "table" ? table(rows) : tiles(rows));
   document.body.classList.remove("panel-open");
   clear(main).append(page);
+  drawn = { key, page };
 }
 
 // counts are the number of apps per health and per sync status, each a filter.

@@ -84,8 +84,15 @@ const stillPending = () => page.evaluate(async ([ns, name, team]) => {
 }, [syncNS, syncName, teamNS]);
 const shot = (name, fullPage = true) => page.screenshot({ path: join(artifacts, name + ".png"), fullPage });
 // shotTo cuts the page at the bottom of an element: a short page without its empty rest.
+// The page may draw the view again between finding the element and measuring it (a change
+// the stream told): the element measured is then gone, and it is measured again.
 const shotTo = async (name, selector) => {
-  const box = await page.locator(selector).boundingBox();
+  let box = null;
+  for (let i = 0; i < 10 && !box; i++) {
+    await page.waitForSelector(selector);
+    box = await page.locator(selector).boundingBox();
+  }
+  if (!box) throw new Error(`${selector} has no box to cut the screenshot ${name} at`);
   await page.screenshot({ path: join(artifacts, name + ".png"), clip: { x: 0, y: 0, width: 1600, height: Math.min(1000, Math.ceil(box.y + box.height + 16)) } });
 };
 // figure prints a time the closing notes quote: from an action to the page showing it.
@@ -107,6 +114,20 @@ try {
     check((await text(`#counts [data-count="${count}"] .n`)) === n, `the count ${count} is ${n}`);
   }
   await shotTo("01-list-tiles", "#tiles");
+
+  step = "a change that leaves the list's answer as it was draws nothing again";
+  // app.js's render, as a change the stream tells runs it; a draw with another answer
+  // (the Syncs moved meanwhile) is followed by one with the same.
+  const kept = await page.evaluate(async () => {
+    const app = await import(new URL("app.js", location.href).href);
+    for (let i = 0; i < 5; i++) {
+      const before = document.getElementById("tiles");
+      await app.render();
+      if (before && document.getElementById("tiles") === before) return true;
+    }
+    return false;
+  });
+  check(kept, "the tiles drawn before are the ones on the page after the list is read again");
 
   step = "a count filters, in the URL";
   await page.click('#counts [data-count="health=Degraded"]');
